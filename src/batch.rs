@@ -1,0 +1,323 @@
+//! Kafka record batches (magic v2) as they arrive in a fetch: a zero-copy
+//! header view and a walker over concatenated batches (SPEC §7).
+//!
+//! ```text
+//! @0 baseOffset i64 | @8 batchLength i32 (= size - 12) | @12 partitionLeaderEpoch i32
+//! @16 magic i8 | @17 crc u32 (CRC-32C of [21, end)) | @21 attributes i16
+//! @23 lastOffsetDelta i32 | @27 baseTimestamp i64 | @35 maxTimestamp i64
+//! @43 producerId i64 | @51 producerEpoch i16 | @53 baseSequence i32
+//! @57 recordCount i32 | @61 records (possibly compressed)
+//! ```
+//!
+//! Legacy message sets (magic 0 and 1) share the first 17 bytes' layout
+//! (offset, size, crc, magic) and carry no producer ID; the walker yields
+//! them so that callers pass them through.
+
+use crate::error::{Error, Result};
+use crate::wire::Reader;
+
+/// Bytes before `batchLength` counts: baseOffset and batchLength.
+pub const LOG_OVERHEAD: usize = 12;
+/// Size of the v2 header, records excluded.
+pub const HEADER_LEN: usize = 61;
+/// The smallest legal `batchLength` of a v2 batch.
+pub const MIN_BATCH_LENGTH: i32 = (HEADER_LEN - LOG_OVERHEAD) as i32;
+/// The smallest legal size of a legacy (magic 0) message.
+pub const MIN_LEGACY_LENGTH: i32 = 14;
+/// Offset of the magic byte.
+pub const MAGIC_OFFSET: usize = 16;
+/// Offset of the CRC.
+pub const CRC_OFFSET: usize = 17;
+/// Offset of the attributes; the CRC covers everything from here.
+pub const ATTRIBUTES_OFFSET: usize = 21;
+/// Offset of the producer ID.
+pub const PRODUCER_ID_OFFSET: usize = 43;
+
+/// Attribute bits: compression codec.
+pub const COMPRESSION_MASK: i16 = 0x07;
+/// Attribute bit: timestamps are log-append time.
+pub const LOG_APPEND_TIME: i16 = 0x08;
+/// Attribute bit: part of a transaction.
+pub const TRANSACTIONAL: i16 = 0x10;
+/// Attribute bit: a control batch (transaction marker).
+pub const CONTROL: i16 = 0x20;
+
+/// The type of a control batch's single record.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ControlType {
+    /// Type 0: the transaction aborted.
+    Abort,
+    /// Type 1: the transaction committed.
+    Commit,
+    /// Any other type (KRaft's leader change and snapshot markers, …).
+    Other(i16),
+}
+
+impl ControlType {
+    /// Whether this marker ends a transaction.
+    pub fn ends_transaction(self) -> bool {
+        matches!(self, ControlType::Abort | ControlType::Commit)
+    }
+}
+
+/// A zero-copy view of one complete magic-v2 batch.
+#[derive(Debug, Clone, Copy)]
+pub struct Batch<'a> {
+    bytes: &'a [u8],
+}
+
+fn be<const N: usize>(bytes: &[u8], at: usize) -> [u8; N] {
+    let mut out = [0u8; N];
+    out.copy_from_slice(&bytes[at..at + N]);
+    out
+}
+
+impl<'a> Batch<'a> {
+    /// Wraps exactly one batch; `bytes` must hold at least the header.
+    fn new(bytes: &'a [u8]) -> Batch<'a> {
+        debug_assert!(bytes.len() >= HEADER_LEN);
+        Batch { bytes }
+    }
+
+    /// The whole batch.
+    pub fn bytes(&self) -> &'a [u8] {
+        self.bytes
+    }
+    /// baseOffset.
+    pub fn base_offset(&self) -> i64 {
+        i64::from_be_bytes(be(self.bytes, 0))
+    }
+    /// batchLength (the size after the first 12 bytes).
+    pub fn batch_length(&self) -> i32 {
+        i32::from_be_bytes(be(self.bytes, 8))
+    }
+    /// partitionLeaderEpoch.
+    pub fn partition_leader_epoch(&self) -> i32 {
+        i32::from_be_bytes(be(self.bytes, 12))
+    }
+    /// The magic byte (2).
+    pub fn magic(&self) -> i8 {
+        self.bytes[MAGIC_OFFSET] as i8
+    }
+    /// The CRC stored in the batch.
+    pub fn crc(&self) -> u32 {
+        u32::from_be_bytes(be(self.bytes, CRC_OFFSET))
+    }
+    /// The attributes.
+    pub fn attributes(&self) -> i16 {
+        i16::from_be_bytes(be(self.bytes, ATTRIBUTES_OFFSET))
+    }
+    /// The compression codec (0 none, 1 gzip, 2 snappy, 3 lz4, 4 zstd).
+    pub fn compression(&self) -> u8 {
+        (self.attributes() & COMPRESSION_MASK) as u8
+    }
+    /// Whether the batch belongs to a transaction.
+    pub fn is_transactional(&self) -> bool {
+        self.attributes() & TRANSACTIONAL != 0
+    }
+    /// Whether this is a control batch.
+    pub fn is_control(&self) -> bool {
+        self.attributes() & CONTROL != 0
+    }
+    /// lastOffsetDelta.
+    pub fn last_offset_delta(&self) -> i32 {
+        i32::from_be_bytes(be(self.bytes, 23))
+    }
+    /// baseTimestamp.
+    pub fn base_timestamp(&self) -> i64 {
+        i64::from_be_bytes(be(self.bytes, 27))
+    }
+    /// maxTimestamp.
+    pub fn max_timestamp(&self) -> i64 {
+        i64::from_be_bytes(be(self.bytes, 35))
+    }
+    /// producerId.
+    pub fn producer_id(&self) -> i64 {
+        i64::from_be_bytes(be(self.bytes, PRODUCER_ID_OFFSET))
+    }
+    /// producerEpoch.
+    pub fn producer_epoch(&self) -> i16 {
+        i16::from_be_bytes(be(self.bytes, 51))
+    }
+    /// baseSequence.
+    pub fn base_sequence(&self) -> i32 {
+        i32::from_be_bytes(be(self.bytes, 53))
+    }
+    /// recordCount.
+    pub fn record_count(&self) -> i32 {
+        i32::from_be_bytes(be(self.bytes, 57))
+    }
+    /// The records section, as stored (compressed or not).
+    pub fn records(&self) -> &'a [u8] {
+        &self.bytes[HEADER_LEN..]
+    }
+    /// CRC-32C of bytes [21, end): what `crc()` should be.
+    pub fn computed_crc(&self) -> u32 {
+        crate::crc::crc32c(&self.bytes[ATTRIBUTES_OFFSET..])
+    }
+
+    /// The type of a control batch's record; `None` for a data batch.
+    ///
+    /// A control record is `length, attributes, timestampDelta, offsetDelta,
+    /// keyLength, key = int16 version + int16 type, …`; only the key is read.
+    /// `offset` is the batch's position, for the error.
+    pub fn control_type(&self, offset: usize) -> Result<Option<ControlType>> {
+        if !self.is_control() {
+            return Ok(None);
+        }
+        let bad = |reason| Error::MalformedControlBatch { offset, reason };
+        if self.compression() != 0 {
+            return Err(bad("control batch is compressed"));
+        }
+        if self.record_count() != 1 {
+            return Err(bad("control batch must hold exactly one record"));
+        }
+        let mut r = Reader::new(self.records());
+        let read = |r: &mut Reader<'_>| -> Result<i16> {
+            r.varlong("record length")?;
+            r.i8("record attributes")?;
+            r.varlong("timestampDelta")?;
+            r.varlong("offsetDelta")?;
+            if r.varlong("keyLength")? < 4 {
+                return Err(Error::MalformedControlBatch {
+                    offset,
+                    reason: "control record key is shorter than 4 bytes",
+                });
+            }
+            r.i16("control key version")?;
+            r.i16("control key type")
+        };
+        match read(&mut r) {
+            Ok(0) => Ok(Some(ControlType::Abort)),
+            Ok(1) => Ok(Some(ControlType::Commit)),
+            Ok(t) => Ok(Some(ControlType::Other(t))),
+            Err(e @ Error::MalformedControlBatch { .. }) => Err(e),
+            Err(_) => Err(bad("control record is truncated")),
+        }
+    }
+}
+
+/// One entry of a batch buffer.
+#[derive(Debug, Clone, Copy)]
+pub enum Entry<'a> {
+    /// A magic-v2 record batch.
+    Batch {
+        /// Byte offset in the buffer.
+        offset: usize,
+        /// The batch.
+        batch: Batch<'a>,
+    },
+    /// A magic 0 or 1 message set entry: no producer ID, passed untouched.
+    Legacy {
+        /// Byte offset in the buffer.
+        offset: usize,
+        /// Its magic (0 or 1).
+        magic: i8,
+        /// Its size in bytes.
+        len: usize,
+    },
+}
+
+/// Walks a buffer of concatenated batches, as a Fetch response returns them.
+///
+/// Yields every complete entry; stops at a truncated trailing batch (normal
+/// at the end of a fetch) or, when the input is declared complete, reports
+/// it as [`Error::BatchOverrun`]. [`Batches::consumed`] tells how many bytes
+/// the complete entries cover.
+#[derive(Debug, Clone)]
+pub struct Batches<'a> {
+    buf: &'a [u8],
+    pos: usize,
+    complete: bool,
+    failed: bool,
+}
+
+impl<'a> Batches<'a> {
+    /// A walker over a fetch's bytes (a truncated tail is allowed).
+    pub fn new(buf: &'a [u8]) -> Batches<'a> {
+        Batches {
+            buf,
+            pos: 0,
+            complete: false,
+            failed: false,
+        }
+    }
+
+    /// A walker over input that must end on a batch boundary (a produce
+    /// request, a file): a truncated tail is an error.
+    pub fn complete(buf: &'a [u8]) -> Batches<'a> {
+        Batches {
+            complete: true,
+            ..Batches::new(buf)
+        }
+    }
+
+    /// Bytes covered by the entries yielded so far.
+    pub fn consumed(&self) -> usize {
+        self.pos
+    }
+
+    fn next_entry(&mut self) -> Result<Option<Entry<'a>>> {
+        let offset = self.pos;
+        let rest = &self.buf[offset..];
+        if rest.is_empty() {
+            return Ok(None);
+        }
+        let overrun = |needed: usize| Error::BatchOverrun {
+            offset,
+            needed,
+            available: rest.len(),
+        };
+        if rest.len() <= MAGIC_OFFSET {
+            return if self.complete {
+                Err(overrun(MAGIC_OFFSET + 1))
+            } else {
+                Ok(None)
+            };
+        }
+        let length = i32::from_be_bytes(be(rest, 8));
+        let magic = rest[MAGIC_OFFSET] as i8;
+        let min = match magic {
+            2 => MIN_BATCH_LENGTH,
+            0 | 1 => MIN_LEGACY_LENGTH,
+            _ => return Err(Error::UnknownMagic { offset, magic }),
+        };
+        if length < min {
+            return Err(Error::BatchTooShort { offset, length });
+        }
+        let size = LOG_OVERHEAD + length as usize;
+        if size > rest.len() {
+            return if self.complete {
+                Err(overrun(size))
+            } else {
+                Ok(None)
+            };
+        }
+        self.pos += size;
+        Ok(Some(if magic == 2 {
+            Entry::Batch {
+                offset,
+                batch: Batch::new(&rest[..size]),
+            }
+        } else {
+            Entry::Legacy {
+                offset,
+                magic,
+                len: size,
+            }
+        }))
+    }
+}
+
+impl<'a> Iterator for Batches<'a> {
+    type Item = Result<Entry<'a>>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.failed {
+            return None;
+        }
+        let next = self.next_entry();
+        self.failed = next.is_err();
+        next.transpose()
+    }
+}

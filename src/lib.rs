@@ -1,0 +1,62 @@
+//! # mirrorpid
+//!
+//! Kafka allocates producer IDs (PIDs) from 0 on every cluster, so when
+//! batches from several clusters are mirrored into one partition, unrelated
+//! producers share a PID and the broker's producer state silently accepts
+//! wrong sequences, lower epochs and foreign transaction markers.
+//!
+//! mirrorpid gives every producer mirrored into a partition its own PID:
+//!
+//! * [`pid`]: the PID spaces and the mapping function F v1 (hashed region +
+//!   the producer's 40-bit PID, bit 62 set so mapped PIDs stay positive and
+//!   never meet local ones).
+//! * [`mapper`]: one [`Mapper`] per destination partition: detects slot
+//!   collisions and resolves them with a deterministic salt, tracks expiry
+//!   and open transactions.
+//! * [`record`]: the `__mirror_state` records that persist its decisions so
+//!   that a new leader maps identically; [`snapshot`]: its whole state.
+//! * [`batch`] and [`rewrite`]: the data path. Fetch bytes → batch headers
+//!   → mapper → the same bytes with producerId rewritten and the CRC patched
+//!   without reading the records ([`crc`]).
+//! * [`sim`]: a topology simulator comparing verbatim mirroring, the
+//!   stateless `-(pid+2)` rewrite and mirrorpid.
+//!
+//! The core is plain safe Rust with no clock and no randomness: the host
+//! passes `now_ms`, and the same inputs give the same outputs on every
+//! engine. Two thin adapters expose it: the wasm-bindgen API (feature `js`,
+//! `src/js.rs`) and the broker ABI (crate `mirrorpid-broker`).
+//!
+//! ```
+//! use mirrorpid::{Mapper, MapperConfig};
+//! let topic = "bxw7Kp1OS3-KHC0-T1prfA".parse().unwrap();
+//! let mut m = Mapper::new(MapperConfig::new(topic, 0)).unwrap();
+//! let out = m.map("A", 5, 1_000).unwrap();
+//! assert_eq!(out.mapped, 0x7435250000000005);
+//! assert!(out.record.is_some()); // persist it to __mirror_state
+//! ```
+
+#![deny(missing_docs)]
+
+pub mod batch;
+pub mod crc;
+pub mod error;
+pub mod json;
+pub mod mapper;
+pub mod pid;
+pub mod record;
+pub mod rewrite;
+pub mod snapshot;
+pub mod topic;
+pub mod wire;
+
+#[cfg(feature = "js")]
+pub mod js;
+
+pub use error::{Error, Result};
+pub use mapper::{
+    BindingView, Collision, Durability, LoadOutcome, MapOutcome, Mapper, MapperConfig,
+};
+pub use pid::{decode_pid, map_pid, PidInfo, PidSpace};
+pub use record::{StateKey, StateRecord, StateValue};
+pub use rewrite::{BatchOutcome, RewriteOptions, RewriteResult};
+pub use topic::TopicId;

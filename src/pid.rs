@@ -1,0 +1,214 @@
+//! PID spaces and the mapping function F, version 1 (SPEC §2–3).
+//!
+//! A mapped PID has bit 62 set, a 22-bit *region* in bits 40..61 and the
+//! producer's 40-bit local PID (`pid40`) in bits 0..39:
+//!
+//! ```text
+//! 0 | 1 | region (22 bits) | pid40 (40 bits)
+//! ```
+//!
+//! The region comes from the producer's *origin*: the source cluster's ID
+//! for a local PID, or the region already in the PID for one mapped by an
+//! upstream hop. F is deterministic and versioned: every broker in a topology
+//! must compute the same F, so any change is a new version, never an edit.
+
+use serde::Serialize;
+use xxhash_rust::xxh3::xxh3_64_with_seed;
+
+use crate::error::{Error, Result};
+
+/// The version of F this crate implements.
+pub const F_VERSION: u8 = 1;
+/// Bit 62: set on every mapped PID.
+pub const MIRROR_BIT: i64 = 1 << 62;
+/// Width of `pid40`.
+pub const PID40_BITS: u32 = 40;
+/// Mask of `pid40`.
+pub const PID40_MASK: i64 = (1 << PID40_BITS) - 1;
+/// Width of the region.
+pub const REGION_BITS: u32 = 22;
+/// Mask of the region (after shifting it down by 40).
+pub const REGION_MASK: u32 = (1 << REGION_BITS) - 1;
+/// The largest local PID that can be mapped (2^40 - 1).
+pub const MAX_LOCAL_PID: i64 = PID40_MASK;
+/// How many salts the mapper probes before giving up (salts 0..=63).
+pub const MAX_PROBES: u8 = 64;
+
+/// Which of the four PID spaces of SPEC §2 a PID is in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub enum PidSpace {
+    /// `pid < 0`: no producer; passes untouched.
+    NoProducer,
+    /// `0 <= pid < 2^40`: a local PID of the source cluster.
+    Local,
+    /// `2^40 <= pid < 2^62`: a local PID too large to map.
+    OutOfRange,
+    /// `pid >= 2^62`: already mapped by an upstream hop.
+    Mirrored,
+}
+
+impl PidSpace {
+    /// The space `pid` is in.
+    pub fn of(pid: i64) -> PidSpace {
+        if pid < 0 {
+            PidSpace::NoProducer
+        } else if pid <= MAX_LOCAL_PID {
+            PidSpace::Local
+        } else if pid < MIRROR_BIT {
+            PidSpace::OutOfRange
+        } else {
+            PidSpace::Mirrored
+        }
+    }
+}
+
+/// Where a producer's region comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Origin<'a> {
+    /// A local PID: the source cluster's ID.
+    Cluster(&'a str),
+    /// A mirrored PID: the region it already carries.
+    Region(u32),
+}
+
+/// An idempotent PID split into its origin and `pid40`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Split<'a> {
+    /// Where the region comes from.
+    pub origin: Origin<'a>,
+    /// The low 40 bits kept in the mapped PID.
+    pub pid40: i64,
+}
+
+/// Splits an incoming PID as SPEC §3 says.
+///
+/// Returns `Ok(None)` for a negative PID (no producer: nothing to map) and
+/// [`Error::PidOutOfRange`] for a local PID at or above 2^40.
+pub fn split(source_cluster_id: &str, pid: i64) -> Result<Option<Split<'_>>> {
+    match PidSpace::of(pid) {
+        PidSpace::NoProducer => Ok(None),
+        PidSpace::Local => Ok(Some(Split {
+            origin: Origin::Cluster(source_cluster_id),
+            pid40: pid,
+        })),
+        PidSpace::OutOfRange => Err(Error::PidOutOfRange { pid }),
+        PidSpace::Mirrored => Ok(Some(Split {
+            origin: Origin::Region(region_of(pid)),
+            pid40: pid & PID40_MASK,
+        })),
+    }
+}
+
+/// The 22-bit region of `origin` at `salt`.
+pub fn region(origin: Origin<'_>, salt: u64) -> u32 {
+    match origin {
+        Origin::Cluster(id) => (xxh3_64_with_seed(id.as_bytes(), salt) >> 42) as u32,
+        Origin::Region(r) if salt == 0 => r,
+        Origin::Region(r) => (xxh3_64_with_seed(&r.to_be_bytes(), salt) >> 42) as u32,
+    }
+}
+
+/// Composes a mapped PID from a region and `pid40`.
+pub fn compose(region: u32, pid40: i64) -> i64 {
+    MIRROR_BIT | (i64::from(region & REGION_MASK) << PID40_BITS) | (pid40 & PID40_MASK)
+}
+
+/// The region bits of a PID (meaningful for mapped PIDs).
+pub fn region_of(pid: i64) -> u32 {
+    ((pid >> PID40_BITS) as u32) & REGION_MASK
+}
+
+/// F v1 on an already split PID.
+pub fn f_split(split: Split<'_>, salt: u64) -> i64 {
+    compose(region(split.origin, salt), split.pid40)
+}
+
+/// F v1: the mapped PID of `pid` arriving from `source_cluster_id` at `salt`.
+///
+/// Negative PIDs come back unchanged; local PIDs at or above 2^40 are an error.
+///
+/// ```
+/// assert_eq!(mirrorpid::map_pid("A", 5, 0).unwrap(), 0x7435250000000005);
+/// assert_eq!(mirrorpid::map_pid("A", -1, 0).unwrap(), -1);
+/// ```
+pub fn map_pid(source_cluster_id: &str, pid: i64, salt: u64) -> Result<i64> {
+    Ok(match split(source_cluster_id, pid)? {
+        None => pid,
+        Some(s) => f_split(s, salt),
+    })
+}
+
+/// A PID explained: its space and, for a mapped PID, its region and `pid40`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PidInfo {
+    /// The PID.
+    #[serde(serialize_with = "crate::json::i64_as_string")]
+    pub pid: i64,
+    /// Which space it is in.
+    pub space: PidSpace,
+    /// The 22-bit region (mapped PIDs only).
+    pub region: Option<u32>,
+    /// The low 40 bits (mapped and local PIDs).
+    #[serde(serialize_with = "crate::json::opt_i64_as_string")]
+    pub pid40: Option<i64>,
+}
+
+/// Explains a PID (SPEC §2–3): its space, and region/`pid40` where they exist.
+pub fn decode_pid(pid: i64) -> PidInfo {
+    let space = PidSpace::of(pid);
+    let (region, pid40) = match space {
+        PidSpace::Mirrored => (Some(region_of(pid)), Some(pid & PID40_MASK)),
+        PidSpace::Local => (None, Some(pid)),
+        _ => (None, None),
+    };
+    PidInfo {
+        pid,
+        space,
+        region,
+        pid40,
+    }
+}
+
+/// Whether `pid` was mapped by an upstream hop.
+pub fn is_mirrored(pid: i64) -> bool {
+    PidSpace::of(pid) == PidSpace::Mirrored
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn spec_example() {
+        assert_eq!(region(Origin::Cluster("A"), 0), 0x343525);
+        assert_eq!(map_pid("A", 5, 0).unwrap(), 8373639764095533061);
+    }
+
+    #[test]
+    fn spaces_at_their_edges() {
+        assert_eq!(PidSpace::of(-1), PidSpace::NoProducer);
+        assert_eq!(PidSpace::of(i64::MIN), PidSpace::NoProducer);
+        assert_eq!(PidSpace::of(0), PidSpace::Local);
+        assert_eq!(PidSpace::of(MAX_LOCAL_PID), PidSpace::Local);
+        assert_eq!(PidSpace::of(MAX_LOCAL_PID + 1), PidSpace::OutOfRange);
+        assert_eq!(PidSpace::of(MIRROR_BIT - 1), PidSpace::OutOfRange);
+        assert_eq!(PidSpace::of(MIRROR_BIT), PidSpace::Mirrored);
+        assert_eq!(PidSpace::of(i64::MAX), PidSpace::Mirrored);
+        assert_eq!(
+            map_pid("A", 1 << 40, 0),
+            Err(Error::PidOutOfRange { pid: 1 << 40 })
+        );
+    }
+
+    #[test]
+    fn mirrored_pid_at_salt_zero_passes_through() {
+        let m = map_pid("A", 5, 0).unwrap();
+        assert_eq!(map_pid("B", m, 0).unwrap(), m);
+        assert_ne!(map_pid("B", m, 1).unwrap(), m);
+        let info = decode_pid(m);
+        assert_eq!(info.region, Some(0x343525));
+        assert_eq!(info.pid40, Some(5));
+    }
+}

@@ -1,0 +1,208 @@
+//! Rewriting a buffer of mirrored batches in place (SPEC §7).
+//!
+//! For each complete v2 batch with an idempotent PID, the mapper maps the
+//! PID, the new PID is written at offset 43 and the CRC at offset 17 is
+//! patched from the old CRC and the 8 changed bytes ([`crate::crc::patch`]):
+//! the records are never read, so a compressed batch stays compressed and a
+//! corrupt batch stays detectably corrupt. The mapper learns last-seen times
+//! and transaction state from what passes through.
+//!
+//! A buffer is all or nothing: the whole buffer is checked and mapped
+//! before the first byte is written, and a failure undoes every binding.
+
+use serde::Serialize;
+
+use crate::batch::{Batches, ControlType, Entry, CRC_OFFSET, PRODUCER_ID_OFFSET};
+use crate::error::Result;
+use crate::mapper::Mapper;
+use crate::record::StateRecord;
+
+/// How [`Mapper::rewrite`] treats its input.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct RewriteOptions {
+    /// Verify every v2 batch's CRC first and reject a mismatch.
+    pub strict_crc: bool,
+    /// The input ends on a batch boundary: a truncated tail is an error
+    /// instead of being left for the next fetch.
+    pub complete: bool,
+}
+
+/// What happened to one v2 batch.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct BatchOutcome {
+    /// Byte offset of the batch in the buffer.
+    pub offset: usize,
+    /// Its baseOffset.
+    #[serde(with = "crate::json::i64_str")]
+    pub base_offset: i64,
+    /// The producer ID it arrived with.
+    #[serde(with = "crate::json::i64_str")]
+    pub original_pid: i64,
+    /// The producer ID it leaves with.
+    #[serde(with = "crate::json::i64_str")]
+    pub mapped_pid: i64,
+    /// The salt of the binding (`None` for PID < 0).
+    pub salt: Option<u8>,
+    /// Whether the batch is transactional.
+    pub transactional: bool,
+    /// For a control batch: `"commit"`, `"abort"` or `"other"`.
+    pub control: Option<&'static str>,
+}
+
+/// The result of rewriting one buffer.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct RewriteResult {
+    /// Bytes of complete entries; the rest is a truncated tail, untouched.
+    pub consumed: usize,
+    /// `__mirror_state` records to persist, in the order they arose.
+    pub records: Vec<StateRecord>,
+    /// Whether any batch caused a collision (snapshot the producer state).
+    pub snapshot_required: bool,
+    /// One outcome per v2 batch, in buffer order.
+    pub batches: Vec<BatchOutcome>,
+    /// How many legacy (magic 0/1) entries passed untouched.
+    pub legacy_entries: usize,
+}
+
+struct Plan {
+    offset: usize,
+    pid: i64,
+    transactional: bool,
+    control: Option<ControlType>,
+    base_offset: i64,
+}
+
+impl Mapper {
+    /// Rewrites, in place, every mirrored batch of `buf` that arrived from
+    /// `source_cluster_id`, at host time `now_ms`.
+    ///
+    /// On error `buf` is unchanged and so is the mapper.
+    pub fn rewrite(
+        &mut self,
+        source_cluster_id: &str,
+        buf: &mut [u8],
+        now_ms: i64,
+        options: RewriteOptions,
+    ) -> Result<RewriteResult> {
+        crate::mapper::check_source(source_cluster_id)?;
+        let (plans, consumed, legacy_entries) = scan(buf, options)?;
+        self.begin();
+        let mapped = self.map_plans(source_cluster_id, &plans, now_ms);
+        let outcomes = match mapped {
+            Ok(o) => {
+                self.commit();
+                o
+            }
+            Err(e) => {
+                self.rollback();
+                return Err(e);
+            }
+        };
+        let mut result = RewriteResult {
+            consumed,
+            legacy_entries,
+            ..RewriteResult::default()
+        };
+        for (plan, outcome) in plans.iter().zip(outcomes) {
+            if outcome.mapped != plan.pid {
+                write_pid(buf, plan.offset, outcome.mapped);
+            }
+            result.snapshot_required |= outcome.snapshot_required;
+            result.records.extend(outcome.record);
+            result.batches.push(BatchOutcome {
+                offset: plan.offset,
+                base_offset: plan.base_offset,
+                original_pid: plan.pid,
+                mapped_pid: outcome.mapped,
+                salt: outcome.salt,
+                transactional: plan.transactional,
+                control: plan.control.map(|c| match c {
+                    ControlType::Commit => "commit",
+                    ControlType::Abort => "abort",
+                    ControlType::Other(_) => "other",
+                }),
+            });
+        }
+        Ok(result)
+    }
+
+    fn map_plans(
+        &mut self,
+        source: &str,
+        plans: &[Plan],
+        now_ms: i64,
+    ) -> Result<Vec<crate::mapper::MapOutcome>> {
+        let mut outcomes = Vec::with_capacity(plans.len());
+        for plan in plans {
+            let (outcome, idx) = self.map_indexed(source, plan.pid, now_ms)?;
+            if let Some(idx) = idx {
+                match plan.control {
+                    Some(c) if c.ends_transaction() => self.set_transaction(idx, false),
+                    Some(_) => {}
+                    None if plan.transactional => self.set_transaction(idx, true),
+                    None => {}
+                }
+            }
+            outcomes.push(outcome);
+        }
+        Ok(outcomes)
+    }
+}
+
+/// Checks the whole buffer and lists its v2 batches; changes nothing.
+fn scan(buf: &[u8], options: RewriteOptions) -> Result<(Vec<Plan>, usize, usize)> {
+    let mut walker = if options.complete {
+        Batches::complete(buf)
+    } else {
+        Batches::new(buf)
+    };
+    let mut plans = Vec::new();
+    let mut legacy = 0;
+    for entry in walker.by_ref() {
+        match entry? {
+            Entry::Legacy { .. } => legacy += 1,
+            Entry::Batch { offset, batch } => {
+                if options.strict_crc && batch.crc() != batch.computed_crc() {
+                    return Err(crate::Error::CrcMismatch {
+                        offset,
+                        stored: batch.crc(),
+                        computed: batch.computed_crc(),
+                    });
+                }
+                let pid = batch.producer_id();
+                if crate::pid::PidSpace::of(pid) == crate::pid::PidSpace::OutOfRange {
+                    return Err(crate::Error::PidOutOfRange { pid });
+                }
+                plans.push(Plan {
+                    offset,
+                    pid,
+                    transactional: batch.is_transactional(),
+                    control: batch.control_type(offset)?,
+                    base_offset: batch.base_offset(),
+                });
+            }
+        }
+    }
+    Ok((plans, walker.consumed(), legacy))
+}
+
+/// Writes `mapped` as the producer ID of the batch at `offset` and patches
+/// its CRC; `scan` has checked that the batch is complete.
+fn write_pid(buf: &mut [u8], offset: usize, mapped: i64) {
+    let batch_len = {
+        let mut l = [0u8; 4];
+        l.copy_from_slice(&buf[offset + 8..offset + 12]);
+        12 + i32::from_be_bytes(l) as usize
+    };
+    let at = offset + PRODUCER_ID_OFFSET;
+    let mut old = [0u8; 8];
+    old.copy_from_slice(&buf[at..at + 8]);
+    let new = mapped.to_be_bytes();
+    let mut crc = [0u8; 4];
+    crc.copy_from_slice(&buf[offset + CRC_OFFSET..offset + CRC_OFFSET + 4]);
+    let after = (batch_len - PRODUCER_ID_OFFSET - 8) as u64;
+    let patched = crate::crc::patch(u32::from_be_bytes(crc), &old, &new, after);
+    buf[at..at + 8].copy_from_slice(&new);
+    buf[offset + CRC_OFFSET..offset + CRC_OFFSET + 4].copy_from_slice(&patched.to_be_bytes());
+}

@@ -1,0 +1,198 @@
+//! Snapshots: the whole state of a mapper as versioned, checksummed bytes.
+//!
+//! ```text
+//! "MPIDSNAP" | u16 format 1 | u8 F version 1
+//! | uuid TopicId | i32 Partition | u8 durability (0 bindings, 1 collisions) | i64 expirationMs
+//! | u32 n | n × STRING cluster ID
+//! | u32 m | m × (u32 cluster | i64 pid | i64 mapped | u8 salt | u8 flags | i64 lastSeenMs)
+//! | u32 CRC-32C of every byte before it
+//! ```
+//!
+//! All integers are big-endian. [`Mapper::restore`] checks the magic, the
+//! versions, the checksum, and then that every binding is one F v1 would
+//! make and that no two different producers share a slot: it returns a new
+//! mapper or an error, never a partial state.
+
+use crate::error::{Error, Result};
+use crate::mapper::{Binding, Durability, Mapper, MapperConfig, RECORDED, TXN_OPEN};
+use crate::pid::{self, MAX_PROBES};
+use crate::topic::TopicId;
+use crate::wire::{self, Reader};
+
+/// The first eight bytes of every snapshot.
+pub const SNAPSHOT_MAGIC: &[u8; 8] = b"MPIDSNAP";
+/// The snapshot format this build writes and reads.
+pub const SNAPSHOT_FORMAT: u16 = 1;
+const BINDING_BYTES: usize = 4 + 8 + 8 + 1 + 1 + 8;
+
+fn corrupt(reason: impl Into<String>) -> Error {
+    Error::CorruptSnapshot {
+        reason: reason.into(),
+    }
+}
+
+impl Mapper {
+    /// The whole state as snapshot bytes.
+    pub fn snapshot(&self) -> Vec<u8> {
+        let mut out = Vec::with_capacity(64 + self.bindings.len() * BINDING_BYTES);
+        out.extend_from_slice(SNAPSHOT_MAGIC);
+        out.extend_from_slice(&SNAPSHOT_FORMAT.to_be_bytes());
+        out.push(pid::F_VERSION);
+        let c = &self.config;
+        out.extend_from_slice(c.topic_id.as_bytes());
+        wire::put_i32(&mut out, c.partition);
+        out.push(match c.durability {
+            Durability::Bindings => 0,
+            Durability::Collisions => 1,
+        });
+        wire::put_i64(&mut out, c.producer_expiration_ms);
+        wire::put_u32(&mut out, self.clusters.len() as u32);
+        for name in &self.clusters {
+            // Cluster IDs are checked to fit a STRING when first seen.
+            wire::put_i16(&mut out, name.len() as i16);
+            out.extend_from_slice(name.as_bytes());
+        }
+        wire::put_u32(&mut out, self.bindings.len() as u32);
+        for b in &self.bindings {
+            wire::put_u32(&mut out, b.cluster);
+            wire::put_i64(&mut out, b.pid);
+            wire::put_i64(&mut out, b.mapped);
+            out.push(b.salt);
+            out.push(b.flags);
+            wire::put_i64(&mut out, b.last_seen);
+        }
+        let crc = crc32c::crc32c(&out);
+        wire::put_u32(&mut out, crc);
+        out
+    }
+
+    /// A new mapper from snapshot bytes; rejects foreign, truncated, corrupt
+    /// or inconsistent snapshots.
+    pub fn restore(bytes: &[u8]) -> Result<Mapper> {
+        if bytes.len() < SNAPSHOT_MAGIC.len() || &bytes[..8] != SNAPSHOT_MAGIC {
+            return Err(Error::ForeignSnapshot);
+        }
+        let mut r = Reader::new(&bytes[8..]);
+        let format = r.u16("snapshot format").map_err(|_| corrupt("truncated header"))?;
+        if format != SNAPSHOT_FORMAT {
+            return Err(Error::UnknownVersion {
+                what: "snapshot format",
+                version: i32::from(format),
+            });
+        }
+        let f_version = r.u8("snapshot F version").map_err(|_| corrupt("truncated header"))?;
+        if f_version != pid::F_VERSION {
+            return Err(Error::UnknownVersion {
+                what: "snapshot mapping function F",
+                version: i32::from(f_version),
+            });
+        }
+        if bytes.len() < 8 + 3 + 4 {
+            return Err(corrupt("truncated: no checksum"));
+        }
+        let (body, tail) = bytes.split_at(bytes.len() - 4);
+        let stored = u32::from_be_bytes([tail[0], tail[1], tail[2], tail[3]]);
+        let computed = crc32c::crc32c(body);
+        if stored != computed {
+            return Err(corrupt(format!(
+                "checksum {stored:#010x} does not match contents {computed:#010x} (truncated or damaged)"
+            )));
+        }
+        decode_body(&body[11..]).map_err(|e| match e {
+            Error::Truncated { what, .. } => corrupt(format!("truncated at {what}")),
+            Error::TrailingBytes { extra, .. } => corrupt(format!("{extra} trailing bytes")),
+            Error::InvalidUtf8 { field } | Error::InvalidLength { field, .. } => {
+                corrupt(format!("bad {field}"))
+            }
+            other => other,
+        })
+    }
+}
+
+fn decode_body(body: &[u8]) -> Result<Mapper> {
+    let mut r = Reader::new(body);
+    let topic_id = TopicId(r.uuid("TopicId")?);
+    let partition = r.i32("Partition")?;
+    let durability = match r.u8("durability")? {
+        0 => Durability::Bindings,
+        1 => Durability::Collisions,
+        d => return Err(corrupt(format!("unknown durability {d}"))),
+    };
+    let config = MapperConfig {
+        topic_id,
+        partition,
+        durability,
+        producer_expiration_ms: r.i64("expirationMs")?,
+    };
+    config.validate().map_err(|e| corrupt(e.to_string()))?;
+    let n_clusters = r.u32("cluster count")? as usize;
+    let mut names = Vec::new();
+    for _ in 0..n_clusters {
+        names.push(r.string("cluster ID")?);
+    }
+    let n_bindings = r.u32("binding count")? as usize;
+    if r.remaining() != n_bindings.saturating_mul(BINDING_BYTES) {
+        return Err(corrupt(format!(
+            "{n_bindings} bindings need {} bytes, {} remain",
+            n_bindings.saturating_mul(BINDING_BYTES),
+            r.remaining()
+        )));
+    }
+    let mut restored = Mapper::with_capacity(config, n_clusters, n_bindings);
+    for name in &names {
+        if name.is_empty() || restored.find_cluster(name).is_some() {
+            return Err(corrupt(format!("cluster ID {name:?} empty or repeated")));
+        }
+        restored.intern(name);
+    }
+    for _ in 0..n_bindings {
+        let b = Binding {
+            cluster: r.u32("binding cluster")?,
+            pid: r.i64("binding pid")?,
+            mapped: r.i64("binding mapped")?,
+            salt: r.u8("binding salt")?,
+            flags: r.u8("binding flags")?,
+            last_seen: r.i64("binding lastSeen")?,
+        };
+        restored.check_restored(&b)?;
+        restored.insert(b);
+    }
+    r.finish("snapshot")?;
+    Ok(restored)
+}
+
+impl Mapper {
+    /// Checks that `b` is a binding this mapper could have made.
+    fn check_restored(&self, b: &Binding) -> Result<()> {
+        let name = self
+            .clusters
+            .get(b.cluster as usize)
+            .ok_or_else(|| corrupt(format!("binding names cluster #{}", b.cluster)))?;
+        if b.salt >= MAX_PROBES || b.flags & !(RECORDED | TXN_OPEN) != 0 {
+            return Err(corrupt(format!(
+                "binding of PID {} has salt {} / flags {:#x}",
+                b.pid, b.salt, b.flags
+            )));
+        }
+        let split = match pid::split(name, b.pid) {
+            Ok(Some(split)) => split,
+            _ => return Err(corrupt(format!("binding of unmappable PID {}", b.pid))),
+        };
+        if pid::f_split(split, u64::from(b.salt)) != b.mapped {
+            return Err(corrupt(format!(
+                "binding {name:?}/{} -> {} is not F v1 at salt {}",
+                b.pid, b.mapped, b.salt
+            )));
+        }
+        if self.lookup(name, b.pid).is_some() {
+            return Err(corrupt(format!("identity {name:?}/{} bound twice", b.pid)));
+        }
+        if self.slot_taken(Some(b.cluster), b.pid, b.salt, b.mapped) {
+            return Err(corrupt(format!(
+                "mapped PID {} is shared by different producers",
+                b.mapped
+            )));
+        }
+        Ok(())
+    }
+}
