@@ -113,7 +113,9 @@ mod tests {
         for at in [0usize, 1, 22, 100, 292] {
             let before = crc32c(&msg);
             let old: [u8; 8] = msg[at..at + 8].try_into().unwrap();
-            let new = (at as u64 * 0x0123_4567_89ab_cdef).to_be_bytes();
+            let new = (at as u64)
+                .wrapping_mul(0x0123_4567_89ab_cdef)
+                .to_be_bytes();
             msg[at..at + 8].copy_from_slice(&new);
             let after = (msg.len() - at - 8) as u64;
             assert_eq!(patch(before, &old, &new, after), crc32c(&msg), "at {at}");

@@ -81,7 +81,11 @@ fn record_to_js(record: &StateRecord) -> Result<JsValue, JsError> {
     let (k, v) = record.encode().map_err(js_err)?;
     let obj = Object::new();
     set(&obj, "key", bytes(&k));
-    set(&obj, "value", v.as_deref().map(bytes).unwrap_or(JsValue::NULL));
+    set(
+        &obj,
+        "value",
+        v.as_deref().map(bytes).unwrap_or(JsValue::NULL),
+    );
     Ok(obj.into())
 }
 
@@ -92,7 +96,11 @@ fn records_to_js(records: &[StateRecord]) -> Result<Array, JsError> {
 fn outcome_to_js(o: &MapOutcome) -> Result<JsValue, JsError> {
     let obj = Object::new();
     set(&obj, "mapped", o.mapped);
-    set(&obj, "salt", o.salt.map(JsValue::from).unwrap_or(JsValue::NULL));
+    set(
+        &obj,
+        "salt",
+        o.salt.map(JsValue::from).unwrap_or(JsValue::NULL),
+    );
     let record = match &o.record {
         Some(r) => record_to_js(r)?,
         None => JsValue::NULL,
@@ -281,9 +289,7 @@ pub fn map_pid(source_cluster_id: &str, pid: JsValue, salt: u32) -> Result<i64, 
 #[wasm_bindgen(js_name = decodePid)]
 pub fn decode_pid(pid: JsValue) -> Result<JsValue, JsError> {
     let info = crate::pid::decode_pid(int64(&pid, "pid")?);
-    Ok(json_to_js(
-        &serde_json::to_value(info).unwrap_or_default(),
-    ))
+    Ok(json_to_js(&serde_json::to_value(info).unwrap_or_default()))
 }
 
 /// Decodes `__mirror_state` bytes to the JSON form `{key, value | null}`.

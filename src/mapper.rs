@@ -617,7 +617,9 @@ impl Mapper {
 
     pub(crate) fn find_cluster(&self, name: &str) -> Option<u32> {
         self.cluster_index
-            .find(xxh3_64(name.as_bytes()), |&i| self.clusters[i as usize] == name)
+            .find(xxh3_64(name.as_bytes()), |&i| {
+                self.clusters[i as usize] == name
+            })
             .copied()
     }
 
@@ -670,7 +672,10 @@ impl Mapper {
         {
             e.remove();
         }
-        if let Ok(e) = self.by_mapped.find_entry(mapped_hash(b.mapped), |&i| i == pos) {
+        if let Ok(e) = self
+            .by_mapped
+            .find_entry(mapped_hash(b.mapped), |&i| i == pos)
+        {
             e.remove();
         }
         if idx != last {
@@ -711,4 +716,53 @@ fn same_producer(cluster: Option<u32>, pid: i64, salt: u8, holder: &Binding) -> 
         return holder.pid == pid;
     }
     (pid::is_mirrored(pid) || pid::is_mirrored(holder.pid)) && salt == 0 && holder.salt == 0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn mapper() -> Mapper {
+        Mapper::new(MapperConfig::new(TopicId([7; 16]), 1)).unwrap()
+    }
+
+    #[test]
+    fn rollback_undoes_bindings_touches_and_clusters() {
+        let mut m = mapper();
+        m.map("A", 1, 10).unwrap();
+        let before = m.snapshot();
+        m.begin();
+        let (_, idx) = m.map_indexed("A", 1, 99).unwrap();
+        m.set_transaction(idx.unwrap(), true);
+        m.map("new-cluster", 2, 99).unwrap();
+        m.map("A", 3, 99).unwrap();
+        assert_eq!(m.len(), 3);
+        m.rollback();
+        assert_eq!(m.snapshot(), before);
+        assert!(m.find_cluster("new-cluster").is_none());
+        assert_eq!(m.lookup("A", 1).unwrap().last_seen_ms, Some(10));
+        // The journal is closed: later changes stay.
+        m.map("B", 1, 5).unwrap();
+        m.rollback();
+        assert!(m.lookup("B", 1).is_some());
+    }
+
+    #[test]
+    fn removal_keeps_indexes_consistent() {
+        let mut m = mapper();
+        for pid in 0..50 {
+            m.map("A", pid, pid).unwrap();
+        }
+        for pid in (0..50).step_by(3) {
+            let mapped = m.lookup("A", pid).unwrap().mapped;
+            assert_eq!(m.expire_pid(mapped).len(), 1);
+        }
+        for pid in 0..50 {
+            let found = m.lookup("A", pid);
+            assert_eq!(found.is_some(), pid % 3 != 0, "pid {pid}");
+            if let Some(b) = found {
+                assert_eq!(m.holders(b.mapped).len(), 1);
+            }
+        }
+    }
 }

@@ -73,14 +73,18 @@ impl Mapper {
             return Err(Error::ForeignSnapshot);
         }
         let mut r = Reader::new(&bytes[8..]);
-        let format = r.u16("snapshot format").map_err(|_| corrupt("truncated header"))?;
+        let format = r
+            .u16("snapshot format")
+            .map_err(|_| corrupt("truncated header"))?;
         if format != SNAPSHOT_FORMAT {
             return Err(Error::UnknownVersion {
                 what: "snapshot format",
                 version: i32::from(format),
             });
         }
-        let f_version = r.u8("snapshot F version").map_err(|_| corrupt("truncated header"))?;
+        let f_version = r
+            .u8("snapshot F version")
+            .map_err(|_| corrupt("truncated header"))?;
         if f_version != pid::F_VERSION {
             return Err(Error::UnknownVersion {
                 what: "snapshot mapping function F",

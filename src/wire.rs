@@ -215,7 +215,17 @@ mod tests {
 
     #[test]
     fn varints_round_trip_at_edges() {
-        for v in [0i64, 1, -1, 63, -64, 64, i32::MAX as i64, i64::MIN, i64::MAX] {
+        for v in [
+            0i64,
+            1,
+            -1,
+            63,
+            -64,
+            64,
+            i32::MAX as i64,
+            i64::MIN,
+            i64::MAX,
+        ] {
             let mut out = Vec::new();
             put_varlong(&mut out, v);
             let mut r = Reader::new(&out);

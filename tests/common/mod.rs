@@ -32,7 +32,10 @@ pub const MAPPING: &str = include_str!("../vectors/mapping.json");
 pub const RECORDS: &str = include_str!("../vectors/records.json");
 
 fn int(v: &Value) -> i64 {
-    v.as_str().expect("64-bit values are strings").parse().unwrap()
+    v.as_str()
+        .expect("64-bit values are strings")
+        .parse()
+        .unwrap()
 }
 
 pub fn hex(s: &str) -> Vec<u8> {
@@ -102,3 +105,4 @@ pub fn records() -> (String, String, Vec<RecordVector>) {
 
 /// The topic every scenario runs in.
 pub const TOPIC: &str = "bxw7Kp1OS3-KHC0-T1prfA";
+pub mod clusters;
