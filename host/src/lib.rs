@@ -1,1 +1,396 @@
-//! x
+//! A broker-side host for the mirrorpid broker module, on wasmtime.
+//!
+//! [`BrokerModule`] loads `mirrorpid_broker.wasm` with **no imports**, the
+//! way a partition leader would, and wraps the C-style ABI of `docs/ABI.md`
+//! in Rust calls: it copies inputs into blocks from `mp_alloc`, calls the
+//! export, checks the status, and reads outputs back from linear memory.
+//! It is the reference host for the docs and the harness the tests drive.
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+use wasmtime::error::Context;
+use wasmtime::{bail, Engine, Instance, Memory, Module, Store, TypedFunc};
+
+/// A failed ABI call: the negative status turned into its code, plus the
+/// module's `mp_last_error` text.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AbiError {
+    /// The error code (`-status`).
+    pub code: i32,
+    /// The message the module recorded.
+    pub message: String,
+}
+
+impl fmt::Display for AbiError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "code {}: {}", self.code, self.message)
+    }
+}
+
+impl std::error::Error for AbiError {}
+
+/// One `__mirror_state` record as the module returns it: Kafka key bytes
+/// and value bytes (`None` = tombstone).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RawRecord {
+    /// Key bytes.
+    pub key: Vec<u8>,
+    /// Value bytes, or `None` for a tombstone.
+    pub value: Option<Vec<u8>>,
+}
+
+/// The result of `mp_rewrite`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Rewritten {
+    /// Bytes of complete batches.
+    pub consumed: usize,
+    /// Records to persist, in order.
+    pub records: Vec<RawRecord>,
+    /// The snapshot-required flag.
+    pub snapshot_required: bool,
+}
+
+/// Where `scripts/build.sh` puts the module, or `$MIRRORPID_BROKER_WASM`.
+pub fn default_module_path() -> PathBuf {
+    std::env::var_os("MIRRORPID_BROKER_WASM")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| {
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("../dist/mirrorpid_broker.wasm")
+        })
+}
+
+type F1 = TypedFunc<i32, i32>;
+type F2 = TypedFunc<(i32, i32), i32>;
+
+/// A loaded instance of the broker module.
+pub struct BrokerModule {
+    store: Store<()>,
+    memory: Memory,
+    abi_version: TypedFunc<(), i32>,
+    alloc: F1,
+    free: F1,
+    mapper_new: F2,
+    mapper_free: F1,
+    rewrite: TypedFunc<(i32, i32, i32, i32, i32, i64, i32), i32>,
+    snapshot_required: F1,
+    output_ptr: F1,
+    output_len: F1,
+    load_record: TypedFunc<(i32, i32, i32, i32, i32), i32>,
+    snapshot: F1,
+    restore: F2,
+    expire: TypedFunc<(i32, i64), i32>,
+    expire_pid: TypedFunc<(i32, i64), i32>,
+    mapper_len: F1,
+    last_error_ptr: TypedFunc<(), i32>,
+    last_error_len: TypedFunc<(), i32>,
+}
+
+impl BrokerModule {
+    /// Compiles and instantiates the module at `path` with an empty import
+    /// set; fails if the module imports anything.
+    pub fn load(path: &Path) -> wasmtime::Result<BrokerModule> {
+        let engine = Engine::default();
+        let module = Module::from_file(&engine, path)
+            .with_context(|| format!("loading {} (run scripts/build.sh first)", path.display()))?;
+        let imports: Vec<String> = module
+            .imports()
+            .map(|i| format!("{}::{}", i.module(), i.name()))
+            .collect();
+        if !imports.is_empty() {
+            bail!("the broker module must import nothing, it imports {imports:?}");
+        }
+        let mut store = Store::new(&engine, ());
+        let instance = Instance::new(&mut store, &module, &[])?;
+        let memory = instance
+            .get_memory(&mut store, "memory")
+            .context("no `memory` export")?;
+        macro_rules! f {
+            ($name:literal) => {
+                instance.get_typed_func(&mut store, $name).context($name)?
+            };
+        }
+        Ok(BrokerModule {
+            abi_version: f!("mp_abi_version"),
+            alloc: f!("mp_alloc"),
+            free: f!("mp_free"),
+            mapper_new: f!("mp_mapper_new"),
+            mapper_free: f!("mp_mapper_free"),
+            rewrite: f!("mp_rewrite"),
+            snapshot_required: f!("mp_snapshot_required"),
+            output_ptr: f!("mp_output_ptr"),
+            output_len: f!("mp_output_len"),
+            load_record: f!("mp_load_record"),
+            snapshot: f!("mp_snapshot"),
+            restore: f!("mp_restore"),
+            expire: f!("mp_expire"),
+            expire_pid: f!("mp_expire_pid"),
+            mapper_len: f!("mp_mapper_len"),
+            last_error_ptr: f!("mp_last_error_ptr"),
+            last_error_len: f!("mp_last_error_len"),
+            store,
+            memory,
+        })
+    }
+
+    /// Size of linear memory in bytes.
+    pub fn memory_size(&self) -> usize {
+        self.memory.data_size(&self.store)
+    }
+
+    fn check(&mut self, status: i32) -> Result<i32, AbiError> {
+        if status >= 0 {
+            return Ok(status);
+        }
+        Err(AbiError {
+            code: -status,
+            message: self.last_error(),
+        })
+    }
+
+    /// The message of the last failed call.
+    pub fn last_error(&mut self) -> String {
+        let ptr = self.last_error_ptr.call(&mut self.store, ()).unwrap_or(0);
+        let len = self.last_error_len.call(&mut self.store, ()).unwrap_or(0);
+        String::from_utf8_lossy(&self.read(ptr, len)).into_owned()
+    }
+
+    /// Reads `len` bytes of guest memory at `ptr` (empty if out of range).
+    pub fn read(&self, ptr: i32, len: i32) -> Vec<u8> {
+        let mut out = vec![0u8; len.max(0) as usize];
+        if self
+            .memory
+            .read(&self.store, ptr.max(0) as usize, &mut out)
+            .is_err()
+        {
+            out.clear();
+        }
+        out
+    }
+
+    /// Writes into guest memory (as a host writes into a block it allocated).
+    pub fn write(&mut self, ptr: i32, bytes: &[u8]) -> wasmtime::Result<()> {
+        Ok(self.memory.write(&mut self.store, ptr as usize, bytes)?)
+    }
+
+    /// `mp_abi_version`.
+    pub fn abi_version(&mut self) -> i32 {
+        self.abi_version.call(&mut self.store, ()).unwrap_or(-1)
+    }
+
+    /// `mp_alloc`.
+    pub fn alloc(&mut self, len: i32) -> Result<i32, AbiError> {
+        let s = self.alloc.call(&mut self.store, len).map_err(trap)?;
+        self.check(s)
+    }
+
+    /// `mp_free`.
+    pub fn free(&mut self, ptr: i32) -> Result<(), AbiError> {
+        let s = self.free.call(&mut self.store, ptr).map_err(trap)?;
+        self.check(s).map(drop)
+    }
+
+    /// Copies `bytes` into a new guest block; returns (ptr, len). An empty
+    /// slice gives (0, 0), which every export accepts as empty input.
+    pub fn put(&mut self, bytes: &[u8]) -> Result<(i32, i32), AbiError> {
+        if bytes.is_empty() {
+            return Ok((0, 0));
+        }
+        let ptr = self.alloc(bytes.len() as i32)?;
+        self.write(ptr, bytes).map_err(|e| AbiError {
+            code: -1,
+            message: e.to_string(),
+        })?;
+        Ok((ptr, bytes.len() as i32))
+    }
+
+    fn release(&mut self, ptr: i32) {
+        if ptr != 0 {
+            let _ = self.free(ptr);
+        }
+    }
+
+    /// `mp_mapper_new` with a JSON config; returns the handle.
+    pub fn mapper_new(&mut self, config_json: &str) -> Result<i32, AbiError> {
+        let (p, l) = self.put(config_json.as_bytes())?;
+        let s = self.mapper_new.call(&mut self.store, (p, l)).map_err(trap);
+        self.release(p);
+        let s = s?;
+        self.check(s)
+    }
+
+    /// `mp_mapper_free`.
+    pub fn mapper_free(&mut self, handle: i32) -> Result<(), AbiError> {
+        let s = self
+            .mapper_free
+            .call(&mut self.store, handle)
+            .map_err(trap)?;
+        self.check(s).map(drop)
+    }
+
+    /// `mp_rewrite` on a copy of `buf` in guest memory; on success `buf`
+    /// holds the rewritten bytes.
+    pub fn rewrite(
+        &mut self,
+        handle: i32,
+        source: &str,
+        buf: &mut [u8],
+        now_ms: i64,
+        flags: i32,
+    ) -> Result<Rewritten, AbiError> {
+        let (sp, sl) = self.put(source.as_bytes())?;
+        let (bp, bl) = match self.put(buf) {
+            Ok(v) => v,
+            Err(e) => {
+                self.release(sp);
+                return Err(e);
+            }
+        };
+        let status = self
+            .rewrite
+            .call(&mut self.store, (handle, sp, sl, bp, bl, now_ms, flags))
+            .map_err(trap);
+        let result = status.and_then(|s| self.check(s)).and_then(|consumed| {
+            buf.copy_from_slice(&self.read(bp, bl));
+            let records = self.output_records(handle)?;
+            let flag = self
+                .snapshot_required
+                .call(&mut self.store, handle)
+                .map_err(trap)?;
+            Ok(Rewritten {
+                consumed: consumed as usize,
+                records,
+                snapshot_required: flag == 1,
+            })
+        });
+        self.release(sp);
+        self.release(bp);
+        result
+    }
+
+    /// The output buffer of `handle`.
+    pub fn output(&mut self, handle: i32) -> Result<Vec<u8>, AbiError> {
+        let p = self
+            .output_ptr
+            .call(&mut self.store, handle)
+            .map_err(trap)?;
+        let p = self.check(p)?;
+        let l = self
+            .output_len
+            .call(&mut self.store, handle)
+            .map_err(trap)?;
+        let l = self.check(l)?;
+        Ok(self.read(p, l))
+    }
+
+    /// The output buffer of `handle`, parsed as a record list.
+    pub fn output_records(&mut self, handle: i32) -> Result<Vec<RawRecord>, AbiError> {
+        let out = self.output(handle)?;
+        parse_records(&out).ok_or_else(|| AbiError {
+            code: -1,
+            message: "malformed record list in output".into(),
+        })
+    }
+
+    /// `mp_load_record`; returns 0 skipped, 1 bound, 2 deleted.
+    pub fn load_record(
+        &mut self,
+        handle: i32,
+        key: &[u8],
+        value: Option<&[u8]>,
+    ) -> Result<i32, AbiError> {
+        let (kp, kl) = self.put(key)?;
+        let (vp, vl) = match value {
+            Some(v) => self.put(v)?,
+            None => (0, -1),
+        };
+        let s = self
+            .load_record
+            .call(&mut self.store, (handle, kp, kl, vp, vl))
+            .map_err(trap);
+        self.release(kp);
+        self.release(vp);
+        let s = s?;
+        self.check(s)
+    }
+
+    /// `mp_snapshot`, then the bytes.
+    pub fn snapshot(&mut self, handle: i32) -> Result<Vec<u8>, AbiError> {
+        let s = self.snapshot.call(&mut self.store, handle).map_err(trap)?;
+        self.check(s)?;
+        self.output(handle)
+    }
+
+    /// `mp_restore`; returns the new handle.
+    pub fn restore(&mut self, bytes: &[u8]) -> Result<i32, AbiError> {
+        let (p, l) = self.put(bytes)?;
+        let s = self.restore.call(&mut self.store, (p, l)).map_err(trap);
+        self.release(p);
+        let s = s?;
+        self.check(s)
+    }
+
+    /// `mp_expire`; returns the tombstones.
+    pub fn expire(&mut self, handle: i32, now_ms: i64) -> Result<Vec<RawRecord>, AbiError> {
+        let s = self
+            .expire
+            .call(&mut self.store, (handle, now_ms))
+            .map_err(trap)?;
+        self.check(s)?;
+        self.output_records(handle)
+    }
+
+    /// `mp_expire_pid`; returns the tombstones.
+    pub fn expire_pid(&mut self, handle: i32, mapped: i64) -> Result<Vec<RawRecord>, AbiError> {
+        let s = self
+            .expire_pid
+            .call(&mut self.store, (handle, mapped))
+            .map_err(trap)?;
+        self.check(s)?;
+        self.output_records(handle)
+    }
+
+    /// `mp_mapper_len`.
+    pub fn mapper_len(&mut self, handle: i32) -> Result<usize, AbiError> {
+        let s = self
+            .mapper_len
+            .call(&mut self.store, handle)
+            .map_err(trap)?;
+        self.check(s).map(|n| n as usize)
+    }
+}
+
+/// A trap is never expected: report it as code -1 so tests fail loudly.
+fn trap(e: wasmtime::Error) -> AbiError {
+    AbiError {
+        code: -1,
+        message: format!("TRAP: {e}"),
+    }
+}
+
+/// Parses `i32 count | count × (i32 keyLen | key | i32 valueLen | value)`.
+pub fn parse_records(bytes: &[u8]) -> Option<Vec<RawRecord>> {
+    let mut pos = 0usize;
+    let int = |pos: &mut usize| -> Option<i32> {
+        let v = i32::from_be_bytes(bytes.get(*pos..*pos + 4)?.try_into().ok()?);
+        *pos += 4;
+        Some(v)
+    };
+    let n = int(&mut pos)?;
+    let mut out = Vec::new();
+    for _ in 0..n {
+        let kl = int(&mut pos)? as usize;
+        let key = bytes.get(pos..pos + kl)?.to_vec();
+        pos += kl;
+        let vl = int(&mut pos)?;
+        let value = if vl < 0 {
+            None
+        } else {
+            let v = bytes.get(pos..pos + vl as usize)?.to_vec();
+            pos += vl as usize;
+            Some(v)
+        };
+        out.push(RawRecord { key, value });
+    }
+    (pos == bytes.len()).then_some(out)
+}

@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Builds every WASM artifact named in wasm-pack.toml: the wasm-bindgen
+# bundles (www/pkg for the playground, dist/node for Node) and the broker
+# module (dist/mirrorpid_broker.wasm), and checks the module's size budget.
+set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/setup.sh"
+ensure_wasm_target
+ensure_wasm_tools
+
+while read -r name target out features; do
+  log "wasm-pack build: bundle '$name' ($target -> $out)"
+  wasm-pack build --mode no-install --release --target "$target" --out-dir "$out" \
+    --no-pack . -- --features "$features" --config 'profile.release.opt-level="s"' \
+    --config 'profile.release.lto=true' --config 'profile.release.codegen-units=1' >&2
+done < <(manifest bundles)
+
+pkg=$(manifest get broker.package)
+profile=$(manifest get broker.profile)
+out=$(manifest get broker.out)
+max=$(manifest get broker.max-bytes)
+log "cargo build: broker module ($pkg, profile $profile)"
+cargo build -p "$pkg" --target wasm32-unknown-unknown --profile "$profile" >&2
+mkdir -p "$(dirname "$out")"
+cp "target/wasm32-unknown-unknown/$profile/${pkg//-/_}.wasm" "$out"
+size=$(stat -c %s "$out")
+log "broker module: $out is $size bytes ($((size / 1024)) KiB; budget $((max / 1024)) KiB)"
+if [ "$size" -gt "$max" ]; then
+  echo "error: $out is $size bytes, over the $max-byte budget (SPEC §11)" >&2
+  exit 1
+fi

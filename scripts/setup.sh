@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# Installs whatever the build and tests need and is missing. Sourced by
+# scripts/build.sh and scripts/test.sh; safe to run again (it checks first).
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+export PATH="$HOME/.cargo/bin:$PATH"
+manifest() { python3 scripts/manifest.py "$@"; }
+
+log() { printf '\033[1m== %s\033[0m\n' "$*" >&2; }
+
+ensure_wasm_target() {
+  if ! rustup target list --installed | grep -qx wasm32-unknown-unknown; then
+    log "adding rustup target wasm32-unknown-unknown"
+    rustup target add wasm32-unknown-unknown
+  fi
+}
+
+# cargo_tool BINARY CRATE VERSION
+cargo_tool() {
+  local bin=$1 crate=$2 want=$3 have=""
+  if command -v "$bin" >/dev/null; then
+    have=$("$bin" --version 2>/dev/null | awk '{print $2}')
+  fi
+  if [ "$have" != "$want" ]; then
+    log "installing $crate $want (found '${have:-none}')"
+    cargo install --locked "$crate" --version "$want"
+  fi
+}
+
+ensure_wasm_tools() {
+  cargo_tool wasm-pack wasm-pack "$(manifest get tools.wasm-pack)"
+  cargo_tool wasm-bindgen wasm-bindgen-cli "$(manifest lock-version wasm-bindgen)"
+}
+
+ensure_chromium() {
+  local chromium chromedriver
+  chromium=$(manifest get tools.chromium)
+  chromedriver=$(manifest get tools.chromedriver)
+  if [ ! -x "$chromium" ] || [ ! -x "$chromedriver" ]; then
+    log "installing Debian chromium and chromium-driver"
+    apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver >/dev/null
+  fi
+}
+
+ensure_e2e_modules() {
+  if [ ! -d tests/e2e/node_modules/playwright-core ]; then
+    log "installing page-test packages (npm ci)"
+    (cd tests/e2e && npm ci --no-audit --no-fund --loglevel=error)
+  fi
+}

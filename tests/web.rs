@@ -1,0 +1,191 @@
+//! The JavaScript API under `wasm-pack test`, in Node and in headless
+//! Chromium (`WASM_BINDGEN_USE_BROWSER=1`): every reference vector through
+//! the same functions JS calls, plus errors and state.
+#![cfg(all(target_arch = "wasm32", feature = "js"))]
+
+mod common;
+
+use js_sys::{Reflect, Uint8Array, JSON};
+use mirrorpid::batch::{BatchBuilder, RecordSpec};
+use mirrorpid::js::{decode_pid, decode_record, encode_record, map_pid, PidMapper};
+use wasm_bindgen::{JsCast, JsValue};
+use wasm_bindgen_test::wasm_bindgen_test;
+
+fn get(obj: &JsValue, key: &str) -> JsValue {
+    Reflect::get(obj, &JsValue::from_str(key)).unwrap()
+}
+
+fn big(v: &JsValue) -> i64 {
+    assert!(v.is_bigint(), "{v:?} is a BigInt");
+    i64::try_from(v.clone()).unwrap()
+}
+
+fn message(err: wasm_bindgen::JsError) -> String {
+    let v: JsValue = err.into();
+    let e: js_sys::Error = v.dyn_into().expect("thrown value is a JS Error");
+    e.message().into()
+}
+
+fn mapper() -> PidMapper {
+    PidMapper::new(common::TOPIC, 0, JsValue::UNDEFINED).unwrap()
+}
+
+fn bytes_of(v: &JsValue) -> Vec<u8> {
+    v.dyn_ref::<Uint8Array>().expect("a Uint8Array").to_vec()
+}
+
+#[wasm_bindgen_test]
+fn every_f_vector() {
+    let vectors = common::f_vectors();
+    assert!(vectors.len() > 200);
+    for v in vectors {
+        let got = map_pid(&v.source, JsValue::from(v.pid), v.salt as u32).unwrap();
+        assert_eq!(got, v.mapped, "F({:?}, {}, {})", v.source, v.pid, v.salt);
+    }
+}
+
+#[wasm_bindgen_test]
+fn every_scenario() {
+    for (name, steps) in common::scenarios() {
+        let mut m = mapper();
+        for (i, s) in steps.iter().enumerate() {
+            let out = m
+                .map(
+                    &s.source,
+                    JsValue::from(s.pid),
+                    JsValue::from(1000 + i as u32),
+                )
+                .unwrap();
+            assert_eq!(big(&get(&out, "mapped")), s.mapped, "{name} step {i}");
+            let salt = get(&out, "salt").as_f64().map(|f| f as u8);
+            assert_eq!(salt, s.salt, "{name} step {i} salt");
+            let collision = get(&out, "collision");
+            let colliding = (!collision.is_null())
+                .then(|| get(&collision, "collidingClusterId").as_string().unwrap());
+            assert_eq!(colliding, s.colliding, "{name} step {i} colliding");
+            if !collision.is_null() {
+                assert!(get(&out, "snapshotRequired").as_bool().unwrap());
+                let rec =
+                    decode_record(&bytes_of(&get(&collision, "key")), get(&collision, "value"))
+                        .unwrap();
+                let value = get(&rec, "value");
+                assert_eq!(
+                    get(&value, "salt").as_string(),
+                    s.salt.map(|x| x.to_string())
+                );
+            }
+        }
+    }
+}
+
+#[wasm_bindgen_test]
+fn every_record_vector() {
+    let (_, _, records) = common::records();
+    for r in records {
+        let value = match &r.value {
+            Some(v) => Uint8Array::from(&v[..]).into(),
+            None => JsValue::NULL,
+        };
+        let decoded = decode_record(&r.key, value).unwrap();
+        let text: String = JSON::stringify(&decoded).unwrap().into();
+        let got: serde_json::Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(got, r.json);
+        let encoded = encode_record(JSON::parse(&r.json.to_string()).unwrap()).unwrap();
+        assert_eq!(bytes_of(&get(&encoded, "key")), r.key);
+        let v = get(&encoded, "value");
+        assert_eq!((!v.is_null()).then(|| bytes_of(&v)), r.value);
+    }
+}
+
+#[wasm_bindgen_test]
+fn decode_pid_explains_regions() {
+    let info = decode_pid(JsValue::from(8373639764095533061i64)).unwrap();
+    assert_eq!(get(&info, "space").as_string().unwrap(), "mirrored");
+    assert_eq!(get(&info, "region").as_f64().unwrap() as u32, 0x343525);
+    assert_eq!(get(&info, "pid40").as_string().unwrap(), "5");
+}
+
+#[wasm_bindgen_test]
+fn errors_are_js_errors_and_change_nothing() {
+    let mut m = mapper();
+    m.map("A", JsValue::from(1i64), JsValue::from(0)).unwrap();
+    let before = m.snapshot();
+    let err = m
+        .map("A", JsValue::from(1i64 << 40), JsValue::from(0))
+        .unwrap_err();
+    assert!(message(err).starts_with("PidOutOfRange"));
+    let err = m
+        .map("A", JsValue::from(2f64.powi(60)), JsValue::from(0))
+        .unwrap_err();
+    assert!(message(err).contains("not a safe integer"));
+    let err = m.load_record(&[0, 3, 1], JsValue::NULL).unwrap_err();
+    assert!(message(err).starts_with("Truncated"));
+    let err = PidMapper::restore(&[1, 2, 3]).unwrap_err();
+    assert!(message(err).starts_with("ForeignSnapshot"));
+    let err = PidMapper::new("nope", 0, JsValue::UNDEFINED).err().unwrap();
+    assert!(message(err).starts_with("InvalidTopicId"));
+    let opts = JSON::parse(r#"{"durability":"sometimes"}"#).unwrap();
+    let err = PidMapper::new(common::TOPIC, 0, opts).err().unwrap();
+    assert!(message(err).contains("durability"));
+    let mut bad = BatchBuilder {
+        producer_id: 3,
+        ..BatchBuilder::default()
+    }
+    .encode();
+    bad[16] = 9;
+    let err = m
+        .rewrite_batches("A", &bad, JsValue::from(0), JsValue::UNDEFINED)
+        .unwrap_err();
+    assert!(message(err).starts_with("UnknownMagic"));
+    assert_eq!(m.snapshot(), before);
+}
+
+#[wasm_bindgen_test]
+fn rewrite_snapshot_restore_expire() {
+    let opts = JSON::parse(r#"{"producerExpirationMs": 1000}"#).unwrap();
+    let mut m = PidMapper::new(common::TOPIC, 0, opts).unwrap();
+    let batch = BatchBuilder {
+        producer_id: 5,
+        producer_epoch: 0,
+        base_sequence: 0,
+        records: vec![RecordSpec {
+            key: None,
+            value: Some(b"hello".to_vec()),
+        }],
+        ..BatchBuilder::default()
+    }
+    .encode();
+    let strict = JSON::parse(r#"{"strictCrc": true}"#).unwrap();
+    let out = m
+        .rewrite_batches("A", &batch, JsValue::from(10), strict)
+        .unwrap();
+    let bytes = bytes_of(&get(&out, "bytes"));
+    assert_eq!(&bytes[43..51], &8373639764095533061i64.to_be_bytes());
+    assert_eq!(
+        get(&out, "consumed").as_f64().unwrap() as usize,
+        batch.len()
+    );
+    let records = js_sys::Array::from(&get(&out, "records"));
+    assert_eq!(records.length(), 1);
+    let batches = js_sys::Array::from(&get(&out, "batches"));
+    assert_eq!(
+        get(&batches.get(0), "mappedPid").as_string().unwrap(),
+        "8373639764095533061"
+    );
+
+    let restored = PidMapper::restore(&m.snapshot()).unwrap();
+    assert_eq!(restored.size(), 1);
+    let mut replayed = mapper();
+    let rec = records.get(0);
+    let loaded = replayed
+        .load_record(&bytes_of(&get(&rec, "key")), get(&rec, "value"))
+        .unwrap();
+    assert_eq!(get(&loaded, "outcome").as_string().unwrap(), "bound");
+    assert_eq!(big(&get(&loaded, "mapped")), 8373639764095533061);
+
+    assert_eq!(m.expire(JsValue::from(500)).unwrap().length(), 0);
+    let tombstones = m.expire(JsValue::from(1010)).unwrap();
+    assert_eq!(tombstones.length(), 1);
+    assert_eq!(m.size(), 0);
+    assert_eq!(bytes_of(&tombstones.get(0)), bytes_of(&get(&rec, "key")));
+}
