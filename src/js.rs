@@ -132,6 +132,7 @@ fn optional_bytes(v: &JsValue, what: &str) -> Result<Option<Vec<u8>>, JsError> {
 
 /// The mapper of one destination partition (SPEC §4–5).
 #[wasm_bindgen]
+#[derive(Debug)]
 pub struct PidMapper {
     inner: Mapper,
 }

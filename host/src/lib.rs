@@ -62,6 +62,10 @@ pub fn default_module_path() -> PathBuf {
 
 type F1 = TypedFunc<i32, i32>;
 type F2 = TypedFunc<(i32, i32), i32>;
+/// `mp_rewrite(handle, src_ptr, src_len, buf_ptr, buf_len, now_ms, flags)`.
+type RewriteFn = TypedFunc<(i32, i32, i32, i32, i32, i64, i32), i32>;
+/// `mp_load_record(handle, key_ptr, key_len, value_ptr, value_len)`.
+type LoadFn = TypedFunc<(i32, i32, i32, i32, i32), i32>;
 
 /// A loaded instance of the broker module.
 pub struct BrokerModule {
@@ -72,11 +76,11 @@ pub struct BrokerModule {
     free: F1,
     mapper_new: F2,
     mapper_free: F1,
-    rewrite: TypedFunc<(i32, i32, i32, i32, i32, i64, i32), i32>,
+    rewrite: RewriteFn,
     snapshot_required: F1,
     output_ptr: F1,
     output_len: F1,
-    load_record: TypedFunc<(i32, i32, i32, i32, i32), i32>,
+    load_record: LoadFn,
     snapshot: F1,
     restore: F2,
     expire: TypedFunc<(i32, i64), i32>,

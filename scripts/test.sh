@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# Runs every test on a fresh machine, installing what is missing first:
+# fmt, clippy, native tests, the WASM builds, the broker module in wasmtime,
+# wasm-pack tests in Node and headless Chromium, and the playground's page
+# tests in headless Chromium.
+set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/setup.sh"
+ensure_wasm_target
+ensure_wasm_tools
+ensure_chromium
+
+log "cargo fmt --check"
+cargo fmt --all -- --check
+
+log "cargo clippy (workspace, all targets, -D warnings)"
+cargo clippy --workspace --all-targets --features js -- -D warnings
+
+log "native tests: core, broker ABI"
+cargo test -p mirrorpid -p mirrorpid-broker --features mirrorpid/js
+
+log "build WASM packages and the broker module"
+bash scripts/build.sh
+
+log "broker module in wasmtime (no imports)"
+cargo test -p mirrorpid-host --release
+
+log "wasm-pack test --node"
+wasm-pack test --node --mode no-install . --features js
+
+log "wasm-pack test --headless --chrome"
+WASM_BINDGEN_USE_BROWSER=1 wasm-pack test --headless --chrome \
+  --chromedriver "$(manifest get tools.chromedriver)" --mode no-install . --features js
+
+if [ -f tests/e2e/package.json ]; then
+  ensure_e2e_modules
+  log "playground page tests (playwright-core + Debian chromium)"
+  (cd tests/e2e && node --test --test-concurrency=1 ./*.test.mjs)
+fi
+log "all tests passed"
