@@ -3,8 +3,10 @@
 //! CRC is linear over GF(2): for two messages of the same length,
 //! `crc(a) ^ crc(b) = crc0(a ^ b)`, where `crc0` has zero init and no final
 //! xor. Rewriting 8 bytes that are followed by `n` bytes therefore changes
-//! the CRC by `crc0(old ^ new) · x^(8n) mod P`, which takes O(log n) work
-//! and never reads the other bytes (zlib's `crc32_combine` technique).
+//! the CRC by `crc0(old ^ new) · x^(8n) mod P`: O(log n) work that never
+//! reads the other bytes (zlib's `crc32_combine` technique), here with a
+//! 1 KiB table of `x^(8·d·16^k)` so that it is one multiplication per
+//! non-zero hex digit of `n`.
 
 /// The CRC-32C polynomial, bit-reflected.
 const POLY: u32 = 0x82f6_3b78;
@@ -14,61 +16,58 @@ pub fn crc32c(bytes: &[u8]) -> u32 {
     crc32c::crc32c(bytes)
 }
 
-/// `a · b mod P` in the reflected representation.
-fn multmodp(a: u32, mut b: u32) -> u32 {
-    let mut m: u32 = 1 << 31;
+/// `a · b mod P` in the reflected representation (bit 31 is x^0).
+const fn multmodp(a: u32, mut b: u32) -> u32 {
     let mut p: u32 = 0;
-    loop {
-        if a & m != 0 {
-            p ^= b;
-            if a & (m - 1) == 0 {
-                break;
-            }
-        }
-        m >>= 1;
-        b = if b & 1 != 0 { (b >> 1) ^ POLY } else { b >> 1 };
+    let mut i = 0;
+    while i < 32 {
+        // Branch-free: add b when bit (31 - i) of a is set.
+        p ^= b & 0u32.wrapping_sub((a >> (31 - i)) & 1);
+        b = (b >> 1) ^ (POLY & 0u32.wrapping_sub(b & 1));
+        i += 1;
     }
     p
 }
 
-/// `x^(2^k) mod P` for k = 0..32 (x^(2^k) repeats with period dividing 2^32-1,
-/// so 32 entries with wrap-around cover every exponent used here).
-const X2N: [u32; 32] = {
-    let mut t = [0u32; 32];
-    let mut p: u32 = 1 << 30; // x^1
+/// `SHIFT[k][d] = x^(8 · d · 16^k) mod P`: the operator that appends
+/// `d · 16^k` zero bytes to a `crc0`. 16 × 16 entries (1 KiB) cover every
+/// 64-bit byte count, one table entry per non-zero hex digit of it.
+static SHIFT: [[u32; 16]; 16] = {
+    let mut t = [[0u32; 16]; 16];
+    // x^8: x^1 squared three times.
+    let x1: u32 = 1 << 30;
+    let x2 = multmodp(x1, x1);
+    let x4 = multmodp(x2, x2);
+    let mut base = multmodp(x4, x4); // x^(8 · 16^k), starting at k = 0
     let mut k = 0;
-    while k < 32 {
-        t[k] = p;
-        // p = p · p mod P, written out because const fns cannot call multmodp's loop-with-break form
-        let a = p;
-        let mut b = p;
-        let mut m: u32 = 1 << 31;
-        let mut r: u32 = 0;
-        while m != 0 {
-            if a & m != 0 {
-                r ^= b;
-            }
-            m >>= 1;
-            b = if b & 1 != 0 { (b >> 1) ^ POLY } else { b >> 1 };
+    while k < 16 {
+        t[k][0] = 1 << 31; // x^0
+        let mut d = 1;
+        while d < 16 {
+            t[k][d] = multmodp(t[k][d - 1], base);
+            d += 1;
         }
-        p = r;
+        // base^16 = t[k][15] · base
+        base = multmodp(t[k][15], base);
         k += 1;
     }
     t
 };
 
-/// `x^(8n) mod P`: the operator that appends `n` zero bytes to a `crc0`.
-fn x8n(mut n: u64) -> u32 {
-    let mut p: u32 = 1 << 31; // x^0
-    let mut k = 3;
+/// `v · x^(8n) mod P`: appends `n` zero bytes to the `crc0` value `v`, with
+/// one multiplication per non-zero hex digit of `n` (at most 5 for any batch
+/// up to 1 MiB).
+fn shift(mut v: u32, mut n: u64) -> u32 {
+    let mut k = 0;
     while n != 0 {
-        if n & 1 != 0 {
-            p = multmodp(X2N[k & 31], p);
+        let d = (n & 15) as usize;
+        if d != 0 {
+            v = multmodp(SHIFT[k][d], v);
         }
-        n >>= 1;
+        n >>= 4;
         k += 1;
     }
-    p
+    v
 }
 
 /// `crc0` of `bytes`: zero init, no final xor.
@@ -95,7 +94,7 @@ pub fn patch(crc: u32, old: &[u8; 8], new: &[u8; 8], bytes_after: u64) -> u32 {
     if delta == [0; 8] {
         return crc;
     }
-    crc ^ multmodp(x8n(bytes_after), crc0(&delta))
+    crc ^ shift(crc0(&delta), bytes_after)
 }
 
 #[cfg(test)]
@@ -105,6 +104,18 @@ mod tests {
     #[test]
     fn known_value() {
         assert_eq!(crc32c(b"123456789"), 0xe306_9283);
+    }
+
+    #[test]
+    fn shift_appends_zero_bytes() {
+        for n in [0u64, 1, 15, 16, 17, 255, 4096, 1 << 20, 123_456_789] {
+            let mut msg = b"mirrorpid".to_vec();
+            let v = crc0(&msg);
+            msg.resize(msg.len() + n.min(1 << 21) as usize, 0);
+            if n <= 1 << 21 {
+                assert_eq!(shift(v, n), crc0(&msg), "n = {n}");
+            }
+        }
     }
 
     #[test]

@@ -13,7 +13,6 @@
 
 use hashbrown::HashTable;
 use serde::{Deserialize, Serialize};
-use xxhash_rust::xxh3::xxh3_64;
 
 use crate::error::{Error, Result};
 use crate::pid::{self, Split, MAX_PROBES};
@@ -112,8 +111,10 @@ pub struct MapOutcome {
     pub salt: Option<u8>,
     /// Set when this call made a salted binding.
     pub collision: Option<Collision>,
-    /// The `__mirror_state` record this call produced, if any.
-    pub record: Option<StateRecord>,
+    /// The `__mirror_state` record this call produced, if any (boxed: most
+    /// calls hit a bound identity and produce none, and keeping the outcome
+    /// small keeps that path fast).
+    pub record: Option<Box<StateRecord>>,
     /// Set with a collision: the host should snapshot its producer state.
     pub snapshot_required: bool,
 }
@@ -212,18 +213,62 @@ pub struct Mapper {
     journal: Option<Journal>,
 }
 
-fn mix(x: u64) -> u64 {
-    let x = (x ^ (x >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    let x = (x ^ (x >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    x ^ (x >> 31)
+/// A folded 64x64->128 multiply: one multiplication, good avalanche.
+fn fold(x: u64, k: u64) -> u64 {
+    let p = u128::from(x) * u128::from(k);
+    (p as u64) ^ ((p >> 64) as u64)
 }
 
 fn identity_hash(cluster: u32, pid: i64) -> u64 {
-    mix(pid as u64 ^ mix(u64::from(cluster).wrapping_add(0x9e37_79b9_7f4a_7c15)))
+    fold(
+        (pid as u64) ^ u64::from(cluster).rotate_left(40),
+        0x9e37_79b9_7f4a_7c15,
+    )
 }
 
 fn mapped_hash(mapped: i64) -> u64 {
-    mix(mapped as u64)
+    fold(mapped as u64, 0xd6e8_feb8_6659_fd93)
+}
+
+fn read8(b: &[u8]) -> u64 {
+    let mut w = [0u8; 8];
+    w.copy_from_slice(&b[..8]);
+    u64::from_le_bytes(w)
+}
+
+fn read4(b: &[u8]) -> u64 {
+    let mut w = [0u8; 4];
+    w.copy_from_slice(&b[..4]);
+    u64::from(u32::from_le_bytes(w))
+}
+
+/// Hash of a cluster ID. Names up to 16 bytes (the usual case) are read as
+/// two overlapping words with no copy or loop, as wyhash does.
+fn name_hash(name: &str) -> u64 {
+    const K1: u64 = 0x9e37_79b9_7f4a_7c15;
+    const K2: u64 = 0xd6e8_feb8_6659_fd93;
+    let b = name.as_bytes();
+    let n = b.len();
+    let seed = (n as u64).wrapping_mul(K1);
+    let (lo, hi) = if n > 16 {
+        let mut h = seed;
+        for c in b[..n - 8].chunks_exact(8) {
+            h = fold(h ^ read8(c), K1);
+        }
+        (h, read8(&b[n - 8..]))
+    } else if n >= 8 {
+        (read8(b), read8(&b[n - 8..]))
+    } else if n >= 4 {
+        (read4(b), read4(&b[n - 4..]))
+    } else if n > 0 {
+        (
+            u64::from(b[0]) | u64::from(b[n / 2]) << 8 | u64::from(b[n - 1]) << 16,
+            0,
+        )
+    } else {
+        (0, 0)
+    };
+    fold(lo ^ K2, hi ^ seed ^ K1)
 }
 
 impl Mapper {
@@ -276,7 +321,35 @@ impl Mapper {
     /// [`Error::PidOutOfRange`]; after 64 taken salts,
     /// [`Error::SlotSpaceExhausted`]. On error nothing changed.
     pub fn map(&mut self, source_cluster_id: &str, pid: i64, now_ms: i64) -> Result<MapOutcome> {
+        if let Some(idx) = self.bound(source_cluster_id, pid) {
+            return Ok(self.bound_outcome(idx, pid, now_ms));
+        }
         Ok(self.map_indexed(source_cluster_id, pid, now_ms)?.0)
+    }
+
+    /// The position of a bound identity (the hot path: no validation is
+    /// needed, since only valid identities are ever bound).
+    #[inline]
+    fn bound(&self, source: &str, pid: i64) -> Option<usize> {
+        if pid < 0 {
+            return None;
+        }
+        self.find_identity(self.find_cluster(source)?, pid)
+    }
+
+    /// Touches the bound identity at `idx` and describes it.
+    #[inline]
+    fn bound_outcome(&mut self, idx: usize, pid: i64, now_ms: i64) -> MapOutcome {
+        self.touch(idx, now_ms);
+        let b = &self.bindings[idx];
+        MapOutcome {
+            pid,
+            mapped: b.mapped,
+            salt: Some(b.salt),
+            collision: None,
+            record: None,
+            snapshot_required: false,
+        }
     }
 
     /// [`Mapper::map`], also returning the binding's position (for the
@@ -288,23 +361,18 @@ impl Mapper {
         now_ms: i64,
     ) -> Result<(MapOutcome, Option<usize>)> {
         check_source(source)?;
+        match pid::PidSpace::of(pid) {
+            pid::PidSpace::NoProducer => return Ok((MapOutcome::passthrough(pid), None)),
+            pid::PidSpace::OutOfRange => return Err(Error::PidOutOfRange { pid }),
+            _ => {}
+        }
+        if let Some(idx) = self.bound(source, pid) {
+            return Ok((self.bound_outcome(idx, pid, now_ms), Some(idx)));
+        }
+        let cluster = self.find_cluster(source);
         let Some(split) = pid::split(source, pid)? else {
             return Ok((MapOutcome::passthrough(pid), None));
         };
-        let cluster = self.find_cluster(source);
-        if let Some(idx) = cluster.and_then(|c| self.find_identity(c, pid)) {
-            self.touch(idx, now_ms);
-            let b = self.bindings[idx];
-            let outcome = MapOutcome {
-                pid,
-                mapped: b.mapped,
-                salt: Some(b.salt),
-                collision: None,
-                record: None,
-                snapshot_required: false,
-            };
-            return Ok((outcome, Some(idx)));
-        }
         let (salt, mapped, colliding) = self.probe(cluster, source, pid, split)?;
         let cluster = self.intern(source);
         let recorded = salt > 0 || self.config.durability == Durability::Bindings;
@@ -319,16 +387,18 @@ impl Mapper {
         let collision = colliding.map(|id| Collision {
             colliding_cluster_id: id,
         });
-        let record = recorded.then(|| StateRecord {
-            key: self.key(source, pid),
-            value: Some(StateValue {
-                salt: i64::from(salt),
-                colliding_cluster_id: collision
-                    .as_ref()
-                    .map(|c| c.colliding_cluster_id.clone())
-                    .unwrap_or_default(),
-                timestamp_ms: now_ms,
-            }),
+        let record = recorded.then(|| {
+            Box::new(StateRecord {
+                key: self.key(source, pid),
+                value: Some(StateValue {
+                    salt: i64::from(salt),
+                    colliding_cluster_id: collision
+                        .as_ref()
+                        .map(|c| c.colliding_cluster_id.clone())
+                        .unwrap_or_default(),
+                    timestamp_ms: now_ms,
+                }),
+            })
         });
         let outcome = MapOutcome {
             pid,
@@ -558,6 +628,7 @@ impl Mapper {
         }
     }
 
+    #[inline]
     fn touch(&mut self, idx: usize, now_ms: i64) {
         self.save(idx);
         let b = &mut self.bindings[idx];
@@ -596,7 +667,7 @@ impl Mapper {
         }
         while self.clusters.len() > journal.clusters_len {
             let idx = self.clusters.len() - 1;
-            let h = xxh3_64(self.clusters[idx].as_bytes());
+            let h = name_hash(&self.clusters[idx]);
             if let Ok(entry) = self.cluster_index.find_entry(h, |&i| i as usize == idx) {
                 entry.remove();
             }
@@ -615,11 +686,10 @@ impl Mapper {
 
     // ---- storage ----
 
+    #[inline]
     pub(crate) fn find_cluster(&self, name: &str) -> Option<u32> {
         self.cluster_index
-            .find(xxh3_64(name.as_bytes()), |&i| {
-                self.clusters[i as usize] == name
-            })
+            .find(name_hash(name), |&i| self.clusters[i as usize] == name)
             .copied()
     }
 
@@ -631,12 +701,11 @@ impl Mapper {
         self.clusters.push(name.to_owned());
         let clusters = &self.clusters;
         self.cluster_index
-            .insert_unique(xxh3_64(name.as_bytes()), idx, |&i| {
-                xxh3_64(clusters[i as usize].as_bytes())
-            });
+            .insert_unique(name_hash(name), idx, |&i| name_hash(&clusters[i as usize]));
         idx
     }
 
+    #[inline]
     fn find_identity(&self, cluster: u32, pid: i64) -> Option<usize> {
         self.by_identity
             .find(identity_hash(cluster, pid), |&i| {

@@ -109,7 +109,7 @@ impl Mapper {
                 write_pid(buf, plan.offset, outcome.mapped);
             }
             result.snapshot_required |= outcome.snapshot_required;
-            result.records.extend(outcome.record);
+            result.records.extend(outcome.record.map(|r| *r));
             result.batches.push(BatchOutcome {
                 offset: plan.offset,
                 base_offset: plan.base_offset,
@@ -188,8 +188,8 @@ fn scan(buf: &[u8], options: RewriteOptions) -> Result<(Vec<Plan>, usize, usize)
 }
 
 /// Writes `mapped` as the producer ID of the batch at `offset` and patches
-/// its CRC; `scan` has checked that the batch is complete.
-fn write_pid(buf: &mut [u8], offset: usize, mapped: i64) {
+/// its CRC; the caller has checked that the batch is complete.
+pub(crate) fn write_pid(buf: &mut [u8], offset: usize, mapped: i64) {
     let batch_len = {
         let mut l = [0u8; 4];
         l.copy_from_slice(&buf[offset + 8..offset + 12]);

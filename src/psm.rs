@@ -1,0 +1,208 @@
+//! A small model of Kafka's producer state (ProducerStateManager) at one
+//! partition, appending with origin REPLICATION, used by the simulator to
+//! count the seed's silent corruptions.
+//!
+//! Kafka tracks state per PID, and only for `pid > -1`. With append origin
+//! REPLICATION it validates nothing: a batch continues whatever entry its
+//! PID has. The model knows what Kafka cannot, the true producer behind
+//! each batch, and counts every batch Kafka would accept silently although
+//! the entry belongs to another producer.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde::Serialize;
+
+/// The silent corruptions of SPEC §1, counted per partition.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Corruption {
+    /// PIDs used by more than one true producer at this partition.
+    pub shared_pids: u32,
+    /// Batches accepted whose sequence does not follow the entry's last
+    /// sequence, because the entry was another producer's.
+    pub wrong_sequence_accepted: u32,
+    /// Batches accepted with an epoch below the entry's (another producer's).
+    pub lower_epoch_accepted: u32,
+    /// COMMIT/ABORT markers that closed another producer's transaction.
+    pub foreign_marker: u32,
+    /// Batches of an idempotent producer whose PID is negative: the producer
+    /// state ignores them (no dedup, no transaction tracking).
+    pub psm_bypass: u32,
+}
+
+impl Corruption {
+    /// The sum of all kinds.
+    pub fn total(&self) -> u32 {
+        self.shared_pids
+            + self.wrong_sequence_accepted
+            + self.lower_epoch_accepted
+            + self.foreign_marker
+            + self.psm_bypass
+    }
+
+    /// Adds `other` into `self`.
+    pub fn add(&mut self, other: &Corruption) {
+        self.shared_pids += other.shared_pids;
+        self.wrong_sequence_accepted += other.wrong_sequence_accepted;
+        self.lower_epoch_accepted += other.lower_epoch_accepted;
+        self.foreign_marker += other.foreign_marker;
+        self.psm_bypass += other.psm_bypass;
+    }
+}
+
+/// What a batch is, beyond its bytes: who really wrote it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Appended<'a> {
+    /// The true producer (a name unique in the topology).
+    pub owner: &'a str,
+    /// Whether the true producer is idempotent (had a PID >= 0).
+    pub idempotent: bool,
+    /// The PID in the batch as appended here.
+    pub pid: i64,
+    /// producerEpoch.
+    pub epoch: i16,
+    /// baseSequence.
+    pub base_sequence: i32,
+    /// Records in the batch (the last sequence is base + count - 1).
+    pub count: i32,
+    /// A transactional data batch.
+    pub transactional: bool,
+    /// A COMMIT or ABORT marker.
+    pub marker: bool,
+}
+
+#[derive(Debug, Clone)]
+struct Entry {
+    owner: String,
+    epoch: i16,
+    last_sequence: i32,
+    txn_owner: Option<String>,
+}
+
+/// Producer state at one partition.
+#[derive(Debug, Clone, Default)]
+pub struct ProducerState {
+    entries: BTreeMap<i64, Entry>,
+    owners: BTreeMap<i64, BTreeSet<String>>,
+    /// What was counted so far.
+    pub corruption: Corruption,
+    /// Same-producer batches seen again (a diamond delivers twice): Kafka
+    /// would deduplicate them; not a corruption.
+    pub duplicates: u32,
+}
+
+impl ProducerState {
+    /// Appends one batch.
+    pub fn append(&mut self, b: &Appended<'_>) {
+        if b.pid < 0 {
+            if b.idempotent {
+                self.corruption.psm_bypass += 1;
+            }
+            return;
+        }
+        let owners = self.owners.entry(b.pid).or_default();
+        if owners.insert(b.owner.to_owned()) && owners.len() == 2 {
+            self.corruption.shared_pids += 1;
+        }
+        let last = b.base_sequence.wrapping_add(b.count.max(1) - 1);
+        let Some(e) = self.entries.get_mut(&b.pid) else {
+            self.entries.insert(
+                b.pid,
+                Entry {
+                    owner: b.owner.to_owned(),
+                    epoch: b.epoch,
+                    last_sequence: if b.marker { -1 } else { last },
+                    txn_owner: b.transactional.then(|| b.owner.to_owned()),
+                },
+            );
+            return;
+        };
+        let foreign = e.owner != b.owner;
+        if b.marker {
+            if let Some(t) = e.txn_owner.take() {
+                if t != b.owner {
+                    self.corruption.foreign_marker += 1;
+                }
+            }
+            if foreign && b.epoch < e.epoch {
+                self.corruption.lower_epoch_accepted += 1;
+            }
+            e.owner = b.owner.to_owned();
+            e.epoch = b.epoch;
+            return;
+        }
+        if !foreign && b.base_sequence <= e.last_sequence && b.epoch == e.epoch {
+            self.duplicates += 1;
+            return;
+        }
+        if foreign {
+            if b.base_sequence != e.last_sequence.wrapping_add(1) {
+                self.corruption.wrong_sequence_accepted += 1;
+            }
+            if b.epoch < e.epoch {
+                self.corruption.lower_epoch_accepted += 1;
+            }
+        }
+        e.owner = b.owner.to_owned();
+        e.epoch = b.epoch;
+        e.last_sequence = last;
+        if b.transactional && e.txn_owner.is_none() {
+            e.txn_owner = Some(b.owner.to_owned());
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn batch<'a>(owner: &'a str, pid: i64, seq: i32) -> Appended<'a> {
+        Appended {
+            owner,
+            idempotent: true,
+            pid,
+            epoch: 0,
+            base_sequence: seq,
+            count: 1,
+            transactional: false,
+            marker: false,
+        }
+    }
+
+    #[test]
+    fn one_producer_is_clean_and_duplicates_are_not_corruption() {
+        let mut s = ProducerState::default();
+        s.append(&batch("a", 5, 0));
+        s.append(&batch("a", 5, 1));
+        s.append(&batch("a", 5, 1));
+        assert_eq!(s.corruption, Corruption::default());
+        assert_eq!(s.duplicates, 1);
+    }
+
+    #[test]
+    fn two_producers_on_one_pid() {
+        let mut s = ProducerState::default();
+        s.append(&Appended {
+            epoch: 3,
+            transactional: true,
+            ..batch("a", 5, 0)
+        });
+        s.append(&Appended {
+            epoch: 3,
+            ..batch("a", 5, 1)
+        });
+        s.append(&batch("b", 5, 0));
+        s.append(&Appended {
+            marker: true,
+            ..batch("b", 5, -1)
+        });
+        s.append(&batch("c", -7, 0));
+        let c = s.corruption;
+        assert_eq!(c.shared_pids, 1);
+        assert_eq!(c.wrong_sequence_accepted, 1);
+        assert_eq!(c.lower_epoch_accepted, 1);
+        assert_eq!(c.foreign_marker, 1);
+        assert_eq!(c.psm_bypass, 1);
+        assert_eq!(c.total(), 5);
+    }
+}
