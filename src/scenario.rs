@@ -95,11 +95,15 @@ pub struct ProducerSpec {
 
 /// One thing that happens.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(tag = "type", rename_all = "camelCase", deny_unknown_fields)]
+#[serde(
+    tag = "type",
+    rename_all = "camelCase",
+    rename_all_fields = "camelCase",
+    deny_unknown_fields
+)]
 pub enum Event {
     /// The producer writes `count` batches (transactional ones open a
     /// transaction).
-    #[serde(rename_all = "camelCase")]
     Produce {
         /// The producer.
         producer: String,
