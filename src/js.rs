@@ -314,3 +314,14 @@ pub fn encode_record(json: JsValue) -> Result<JsValue, JsError> {
 pub fn f_version() -> u32 {
     u32::from(crate::pid::F_VERSION)
 }
+
+/// Runs the topology simulator on a scenario (object or JSON text) and
+/// returns the report as a plain object (64-bit values as strings).
+#[wasm_bindgen]
+pub fn simulate(scenario: JsValue) -> Result<JsValue, JsError> {
+    let text = js_to_json_text(&scenario, "scenario")?;
+    let report = crate::sim::simulate_json(&text).map_err(js_err)?;
+    Ok(json_to_js(
+        &serde_json::to_value(report).unwrap_or_default(),
+    ))
+}

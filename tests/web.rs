@@ -189,3 +189,28 @@ fn rewrite_snapshot_restore_expire() {
     assert_eq!(m.size(), 0);
     assert_eq!(bytes_of(&tombstones.get(0)), bytes_of(&get(&rec, "key")));
 }
+
+#[wasm_bindgen_test]
+fn simulate_runs_a_preset_and_reports_errors() {
+    let scenario = include_str!("../www/presets/region-collision.json");
+    let report = mirrorpid::js::simulate(JsValue::from_str(scenario)).unwrap();
+    let totals = get(&report, "totals");
+    assert_eq!(
+        get(&get(&totals, "mirrorpid"), "sharedPids").as_f64(),
+        Some(0.0)
+    );
+    assert_eq!(
+        get(&get(&totals, "verbatim"), "sharedPids").as_f64(),
+        Some(1.0)
+    );
+    let parsed = JSON::parse(scenario).unwrap();
+    assert!(
+        mirrorpid::js::simulate(parsed).is_ok(),
+        "a plain object works too"
+    );
+    let err = mirrorpid::js::simulate(JsValue::from_str(
+        r#"{"clusters":[{"id":"A"}],"links":[{"from":"A","to":"Q"}]}"#,
+    ))
+    .unwrap_err();
+    assert!(message(err).contains("unknown cluster \"Q\""));
+}

@@ -1,0 +1,74 @@
+// Shared set-up for the page tests: serves www/ with scripts/serve.py on a
+// free loopback port and launches Debian's Chromium through playwright-core
+// (never a downloaded browser), with the flags DEVELOPERS.md lists.
+import { spawn } from "node:child_process";
+import { mkdirSync } from "node:fs";
+import net from "node:net";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { chromium } from "playwright-core";
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+export const root = path.resolve(here, "../..");
+export const shots = path.join(here, "screenshots");
+mkdirSync(shots, { recursive: true });
+
+export const CHROMIUM_FLAGS = [
+  "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
+  "--disable-background-networking", "--disable-component-update", "--disable-sync",
+  "--disable-dev-shm-usage",
+];
+
+function freePort() {
+  return new Promise((resolve, reject) => {
+    const srv = net.createServer();
+    srv.listen(0, "127.0.0.1", () => {
+      const { port } = srv.address();
+      srv.close(() => resolve(port));
+    });
+    srv.on("error", reject);
+  });
+}
+
+async function waitFor(url, ms = 15000) {
+  const end = Date.now() + ms;
+  while (Date.now() < end) {
+    try {
+      const r = await fetch(url);
+      if (r.ok) return;
+    } catch { /* not up yet */ }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`${url} did not come up`);
+}
+
+export async function start() {
+  const port = await freePort();
+  const server = spawn("python3", [path.join(root, "scripts/serve.py"), "--port", String(port)], { stdio: "ignore" });
+  const base = `http://127.0.0.1:${port}/`;
+  await waitFor(base + "pkg/mirrorpid.js");
+  const browser = await chromium.launch({
+    executablePath: process.env.CHROMIUM || "/usr/bin/chromium",
+    args: CHROMIUM_FLAGS,
+  });
+  return {
+    base,
+    browser,
+    async page(viewport = { width: 1400, height: 1000 }) {
+      const page = await browser.newPage({ viewport });
+      const errors = [];
+      page.on("pageerror", (e) => errors.push(String(e)));
+      page.on("console", (m) => { if (m.type() === "error") errors.push(m.text()); });
+      page.errors = errors;
+      return page;
+    },
+    async stop() {
+      await browser.close();
+      server.kill();
+    },
+  };
+}
+
+export async function ready(page) {
+  await page.waitForSelector("body[data-ready=true]", { timeout: 20000 });
+}

@@ -1,0 +1,182 @@
+// The playground in real headless Chromium: every preset's counts, editing
+// through the UI, bad input, the decoders, and reloading from a shared URL.
+// Screenshots go to tests/e2e/screenshots/ (git-ignored).
+import { test, before, after } from "node:test";
+import assert from "node:assert/strict";
+import { start, ready, shots } from "./harness.mjs";
+
+let env;
+before(async () => { env = await start(); });
+after(async () => { await env?.stop(); });
+
+// Totals per strategy (verbatim, -(pid+2), mirrorpid): the same figures the
+// native test tests/sim.rs pins kind by kind.
+const PRESETS = {
+  "seed-chain": [15, 18, 0],
+  failover: [7, 8, 0],
+  "fan-in": [5, 6, 0],
+  diamond: [4, 10, 0],
+  "region-collision": [3, 6, 0],
+  election: [4, 9, 0],
+  transactions: [6, 8, 0],
+};
+
+async function totals(page) {
+  const read = async (k) => Number(await page.getByTestId(`totals-${k}-total`).textContent());
+  return [await read("verbatim"), await read("kip"), await read("mirrorpid")];
+}
+
+test("every preset shows its corruption counts and mapping tables", async () => {
+  const page = await env.page();
+  await page.goto(env.base);
+  await ready(page);
+  const options = await page.locator("[data-testid=preset] option:not([disabled])").evaluateAll((os) => os.map((o) => o.value));
+  assert.deepEqual(options, Object.keys(PRESETS));
+  for (const [name, expected] of Object.entries(PRESETS)) {
+    await page.getByTestId("preset").selectOption(name);
+    await page.waitForFunction((n) => location.hash.startsWith("#s=") && document.querySelector("#status").textContent.includes("Loaded preset"), name);
+    await page.waitForFunction(() => !!document.querySelector("[data-testid=totals-verbatim-total]"));
+    assert.deepEqual(await totals(page), expected, name);
+    assert.equal(await page.getByTestId("error").isVisible(), false, `${name}: no error`);
+    const rows = await page.getByTestId("identity-row").count();
+    assert.ok(rows > 0, `${name}: mapped PID rows are shown`);
+    await page.screenshot({ path: `${shots}/preset-${name}.png`, fullPage: true });
+  }
+  assert.deepEqual(page.errors, []);
+});
+
+test("a region collision is highlighted with its salt and record", async () => {
+  const page = await env.page();
+  await page.goto(env.base + "#preset=region-collision");
+  await ready(page);
+  const dest = page.getByTestId("partition-dest");
+  const salted = dest.locator("tr.salted");
+  await assert.doesNotReject(salted.first().waitFor());
+  assert.equal(await salted.count(), 1);
+  const text = await salted.textContent();
+  assert.match(text, /cluster-2336/);
+  assert.match(text, /6363006830846672901/, "the reference salt-1 PID");
+  assert.match(text, /collision with cluster-2123/);
+  await dest.locator("details.records summary").click();
+  assert.match(await dest.locator("details.records").textContent(), /"collidingClusterId": "cluster-2123"/);
+  await dest.screenshot({ path: `${shots}/collision-detail.png` });
+});
+
+test("editing through the UI: add a cluster, a link, a producer, an event", async () => {
+  const page = await env.page();
+  await page.goto(env.base + "#preset=fan-in");
+  await ready(page);
+  await page.getByTestId("cluster-id").fill("archive");
+  await page.getByTestId("add-cluster").click();
+  await page.locator("[data-testid=topology] [data-cluster=archive]").waitFor();
+  await page.getByTestId("link-from").selectOption("central");
+  await page.getByTestId("link-to").selectOption("archive");
+  await page.getByTestId("add-link").click();
+  await page.getByTestId("partition-archive").waitFor();
+  await page.getByTestId("producer-id").fill("arch7");
+  await page.getByTestId("producer-cluster").selectOption("east");
+  await page.getByTestId("producer-pid").fill("7");
+  await page.getByTestId("add-producer").click();
+  await page.getByTestId("event-type").selectOption("produce");
+  await page.getByTestId("event-target").selectOption("arch7");
+  await page.getByTestId("event-count").fill("2");
+  await page.getByTestId("add-event").click();
+  const archive = page.getByTestId("partition-archive");
+  await archive.getByText("arch7").first().waitFor();
+  // At archive, east's 7 arrives mirrored through central and keeps east's region.
+  const row = archive.locator("tr", { hasText: "arch7" });
+  assert.match(await row.textContent(), /central/);
+  const centralRow = page.getByTestId("partition-central").locator("tr", { hasText: "arch7" });
+  const mappedAtCentral = (await centralRow.locator("td.pid .dec").textContent()).trim();
+  assert.equal((await row.locator("td.pid .dec").textContent()).trim(), mappedAtCentral, "pass-through keeps the PID");
+  // archive repeats central's mixing: verbatim 5 -> 10; -(pid+2) adds 2 bypasses at
+  // central (arch7 is negative there) and 5 at archive, where PIDs flip back positive.
+  assert.deepEqual(await totals(page), [10, 13, 0]);
+  await page.screenshot({ path: `${shots}/edited.png`, fullPage: true });
+  assert.deepEqual(page.errors, []);
+});
+
+test("bad input shows clear messages instead of breaking", async () => {
+  const page = await env.page();
+  await page.goto(env.base + "#preset=fan-in");
+  await ready(page);
+  await page.locator("details.json-editor summary").click();
+  await page.getByTestId("json").fill("{ not json");
+  await page.getByTestId("apply-json").click();
+  await assert.doesNotReject(page.getByTestId("error").waitFor());
+  assert.match(await page.getByTestId("error").textContent(), /Invalid JSON/);
+  const unknown = { clusters: [{ id: "A" }], links: [{ from: "A", to: "nowhere" }] };
+  await page.getByTestId("json").fill(JSON.stringify(unknown));
+  await page.getByTestId("apply-json").click();
+  assert.match(await page.getByTestId("error").textContent(), /unknown cluster "nowhere"/);
+  const big = { clusters: [{ id: "A" }, { id: "B" }], links: [{ from: "A", to: "B" }], producers: [{ id: "p", cluster: "A", pid: "1099511627776" }] };
+  await page.getByTestId("json").fill(JSON.stringify(big));
+  await page.getByTestId("apply-json").click();
+  assert.match(await page.getByTestId("error").textContent(), /out of range/);
+  await page.screenshot({ path: `${shots}/error.png` });
+  // The page still works: a valid scenario clears the error.
+  await page.getByTestId("preset").selectOption("diamond");
+  await page.waitForFunction(() => document.querySelector("[data-testid=error]").hidden);
+  assert.deepEqual(await totals(page), PRESETS.diamond);
+  // Bad producer PID typed in the form.
+  await page.getByTestId("producer-id").fill("x");
+  await page.getByTestId("producer-pid").fill("five");
+  await page.getByTestId("add-producer").click();
+  assert.match(await page.getByTestId("error").textContent(), /not an integer/);
+  assert.deepEqual(page.errors, []);
+});
+
+test("decoders: a PID and a __mirror_state record", async () => {
+  const page = await env.page();
+  await page.goto(env.base);
+  await ready(page);
+  await page.getByTestId("pid-input").fill("8373639764095533061");
+  await page.getByTestId("decode-pid").click();
+  const pid = await page.getByTestId("pid-out").textContent();
+  assert.match(pid, /mapped by an upstream hop/);
+  assert.match(pid, /0x7435250000000005/);
+  assert.match(pid, /0x343525/);
+  assert.match(pid, /pid40\s*5/);
+  await page.getByTestId("record-key").fill("00036f1c3b2a9d4e4b7f8a1c2d3e4f5a6b7c00000000000c636c75737465722d323333360000000000000005");
+  await page.getByTestId("record-value").fill("000000000000000000010d636c75737465722d323132330000019acea0400000");
+  await page.getByTestId("decode-record").click();
+  const rec = JSON.parse(await page.getByTestId("record-out").textContent());
+  assert.deepEqual(rec, {
+    key: { topicId: "bxw7Kp1OS3-KHC0-T1prfA", partition: 0, sourceClusterId: "cluster-2336", originalPid: "5" },
+    value: { salt: "1", collidingClusterId: "cluster-2123", timestampMs: "1764403200000" },
+  });
+  await page.getByTestId("record-key").fill("0003ff");
+  await page.getByTestId("decode-record").click();
+  assert.match(await page.getByTestId("record-out").textContent(), /^Truncated/);
+  await page.getByTestId("pid-input").fill("12abc");
+  await page.getByTestId("decode-pid").click();
+  assert.match(await page.getByTestId("pid-out").textContent(), /decimal integer/);
+  await page.locator(".decoders").screenshot({ path: `${shots}/decoders.png` });
+});
+
+test("a shared URL reloads the same scenario", async () => {
+  const page = await env.page();
+  await page.goto(env.base + "#preset=transactions");
+  await ready(page);
+  await page.getByTestId("event-type").selectOption("abort");
+  await page.getByTestId("event-target").selectOption("east-tx");
+  await page.getByTestId("add-event").click();
+  await page.waitForFunction(() => document.querySelectorAll("[data-testid=events] li").length === 8);
+  const url = page.url();
+  assert.match(url, /#s=/);
+  const counts = await totals(page);
+  const other = await env.page({ width: 390, height: 844 });
+  await other.goto(url);
+  await ready(other);
+  assert.equal(await other.locator("[data-testid=events] li").count(), 8);
+  assert.deepEqual(await totals(other), counts);
+  assert.match(await other.locator("#status").textContent(), /from the link/);
+  await other.screenshot({ path: `${shots}/phone-shared.png`, fullPage: true });
+  const overflow = await other.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+  assert.ok(overflow <= 0, `no sideways scrolling on a phone (overflow ${overflow}px)`);
+  // A broken link falls back to a preset with a message.
+  const broken = await env.page();
+  await broken.goto(env.base + "#s=%%%not-base64");
+  await ready(broken);
+  assert.match(await broken.getByTestId("error").textContent(), /could not be read/);
+});
