@@ -272,6 +272,26 @@ impl BrokerModule {
         result
     }
 
+    /// `mp_rewrite` on a buffer already in guest memory (`put` earlier);
+    /// returns the bytes consumed. The records stay in the output buffer.
+    pub fn rewrite_in_place(
+        &mut self,
+        handle: i32,
+        (src_ptr, src_len): (i32, i32),
+        (buf_ptr, buf_len): (i32, i32),
+        now_ms: i64,
+        flags: i32,
+    ) -> Result<usize, AbiError> {
+        let status = self
+            .rewrite
+            .call(
+                &mut self.store,
+                (handle, src_ptr, src_len, buf_ptr, buf_len, now_ms, flags),
+            )
+            .map_err(trap)?;
+        self.check(status).map(|n| n as usize)
+    }
+
     /// The output buffer of `handle`.
     pub fn output(&mut self, handle: i32) -> Result<Vec<u8>, AbiError> {
         let p = self

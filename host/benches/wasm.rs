@@ -1,0 +1,71 @@
+//! The same work natively and in the broker module under wasmtime (SPEC §11:
+//! WASM within 2x of native): rewriting a fetch of 1000 small batches from
+//! bound producers, i.e. walk + map + CRC patch per batch.
+//!
+//! scripts/build.sh && cargo bench -p mirrorpid-host --bench wasm
+
+use std::hint::black_box;
+
+use criterion::{criterion_group, criterion_main, Criterion, Throughput};
+use mirrorpid::batch::{BatchBuilder, RecordSpec};
+use mirrorpid::{Mapper, MapperConfig, RewriteOptions};
+use mirrorpid_host::{default_module_path, BrokerModule};
+
+const CONFIG: &str = r#"{"topicId":"bxw7Kp1OS3-KHC0-T1prfA","partition":0}"#;
+const BATCHES: usize = 1000;
+
+fn fetch() -> Vec<u8> {
+    (0..BATCHES as i64)
+        .flat_map(|pid| {
+            BatchBuilder {
+                base_offset: pid,
+                producer_id: pid,
+                producer_epoch: 0,
+                base_sequence: 0,
+                records: vec![RecordSpec {
+                    key: None,
+                    value: Some(vec![1; 32]),
+                }],
+                ..BatchBuilder::default()
+            }
+            .encode()
+        })
+        .collect()
+}
+
+fn bench(c: &mut Criterion) {
+    let original = fetch();
+    let mut g = c.benchmark_group("rewrite 1000 batches");
+    g.throughput(Throughput::Elements(BATCHES as u64));
+
+    let mut native = Mapper::new(MapperConfig::from_json(CONFIG).unwrap()).unwrap();
+    let mut buf = original.clone();
+    native
+        .rewrite("A", &mut buf, 0, RewriteOptions::default())
+        .unwrap();
+    g.bench_function("native", |b| {
+        b.iter(|| {
+            buf.copy_from_slice(&original);
+            let out = native.rewrite("A", &mut buf, 1, RewriteOptions::default());
+            black_box(out.unwrap().consumed)
+        })
+    });
+
+    let mut module = BrokerModule::load(&default_module_path()).unwrap();
+    let h = module.mapper_new(CONFIG).unwrap();
+    let mut buf = original.clone();
+    module.rewrite(h, "A", &mut buf, 0, 0).unwrap();
+    // Guest-side buffers allocated once, as a broker would keep them.
+    let src = module.put(b"A").unwrap();
+    let input = module.put(&original).unwrap();
+    g.bench_function("wasm (wasmtime, mp_rewrite)", |b| {
+        b.iter(|| {
+            module.write(input.0, &original).unwrap();
+            black_box(module.rewrite_in_place(h, src, input, 1, 0).unwrap())
+        })
+    });
+    g.finish();
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);
