@@ -381,24 +381,24 @@ pub extern "C" fn mp_restore(ptr: i32, len: i32) -> i32 {
 /// written to the output buffer (records format).
 #[no_mangle]
 pub extern "C" fn mp_expire(handle: i32, now_ms: i64) -> i32 {
-    call(|s| {
-        let slot = s.slot(handle)?;
-        let tombstones = slot.mapper.expire(now_ms);
-        encode_records(&tombstones, &mut slot.output)?;
-        count(tombstones.len())
-    })
+    call(|s| tombstones(s.slot(handle)?, |m| m.expire(now_ms)))
 }
 
 /// Expires every binding of one mapped PID (the producer state expired it);
 /// returns how many tombstones were written to the output buffer.
 #[no_mangle]
 pub extern "C" fn mp_expire_pid(handle: i32, mapped: i64) -> i32 {
-    call(|s| {
-        let slot = s.slot(handle)?;
-        let tombstones = slot.mapper.expire_pid(mapped);
-        encode_records(&tombstones, &mut slot.output)?;
-        count(tombstones.len())
-    })
+    call(|s| tombstones(s.slot(handle)?, |m| m.expire_pid(mapped)))
+}
+
+/// Runs an expiry on the slot's mapper and puts its tombstones in the output.
+fn tombstones(
+    slot: &mut Slot,
+    expire: impl FnOnce(&mut Mapper) -> Vec<StateRecord>,
+) -> Result<i32, Failure> {
+    let records = expire(&mut slot.mapper);
+    encode_records(&records, &mut slot.output)?;
+    count(records.len())
 }
 
 /// How many identities `handle` has bound.

@@ -10,7 +10,7 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 
 use wasmtime::error::Context;
-use wasmtime::{bail, Engine, Instance, Memory, Module, Store, TypedFunc};
+use wasmtime::{bail, Engine, Instance, Memory, Module, Store, TypedFunc, Val};
 
 /// A failed ABI call: the negative status turned into its code, plus the
 /// module's `mp_last_error` text.
@@ -70,6 +70,7 @@ type LoadFn = TypedFunc<(i32, i32, i32, i32, i32), i32>;
 /// A loaded instance of the broker module.
 pub struct BrokerModule {
     store: Store<()>,
+    instance: Instance,
     memory: Memory,
     abi_version: TypedFunc<(), i32>,
     alloc: F1,
@@ -133,6 +134,7 @@ impl BrokerModule {
             last_error_ptr: f!("mp_last_error_ptr"),
             last_error_len: f!("mp_last_error_len"),
             store,
+            instance,
             memory,
         })
     }
@@ -175,6 +177,19 @@ impl BrokerModule {
     /// Writes into guest memory (as a host writes into a block it allocated).
     pub fn write(&mut self, ptr: i32, bytes: &[u8]) -> wasmtime::Result<()> {
         Ok(self.memory.write(&mut self.store, ptr as usize, bytes)?)
+    }
+
+    /// Calls any export with raw arguments and returns its `i32` status, for
+    /// tests that pass deliberately wrong pointers, lengths and handles. A
+    /// trap is an `Err`.
+    pub fn call_raw(&mut self, name: &str, args: &[Val]) -> wasmtime::Result<i32> {
+        let f = self
+            .instance
+            .get_func(&mut self.store, name)
+            .with_context(|| format!("no export {name}"))?;
+        let mut out = [Val::I32(0)];
+        f.call(&mut self.store, args, &mut out)?;
+        out[0].i32().context("export returned no i32")
     }
 
     /// `mp_abi_version`.
@@ -356,20 +371,23 @@ impl BrokerModule {
 
     /// `mp_expire`; returns the tombstones.
     pub fn expire(&mut self, handle: i32, now_ms: i64) -> Result<Vec<RawRecord>, AbiError> {
-        let s = self
-            .expire
-            .call(&mut self.store, (handle, now_ms))
-            .map_err(trap)?;
-        self.check(s)?;
-        self.output_records(handle)
+        let f = self.expire.clone();
+        self.expiry(&f, handle, now_ms)
     }
 
     /// `mp_expire_pid`; returns the tombstones.
     pub fn expire_pid(&mut self, handle: i32, mapped: i64) -> Result<Vec<RawRecord>, AbiError> {
-        let s = self
-            .expire_pid
-            .call(&mut self.store, (handle, mapped))
-            .map_err(trap)?;
+        let f = self.expire_pid.clone();
+        self.expiry(&f, handle, mapped)
+    }
+
+    fn expiry(
+        &mut self,
+        f: &TypedFunc<(i32, i64), i32>,
+        handle: i32,
+        arg: i64,
+    ) -> Result<Vec<RawRecord>, AbiError> {
+        let s = f.call(&mut self.store, (handle, arg)).map_err(trap)?;
         self.check(s)?;
         self.output_records(handle)
     }

@@ -376,6 +376,98 @@ fn garbage_is_answered_with_errors_and_the_module_keeps_serving() {
     assert_eq!(module.free(p).unwrap_err().code, 101);
     assert_eq!(module.alloc(-1).unwrap_err().code, 102);
     assert_eq!(module.alloc(0).unwrap_err().code, 102);
+    // Every pointer-taking export, with pointers past memory, negative
+    // lengths, and lengths running past the end of a live block.
+    use wasmtime::Val::{I32, I64};
+    let block = module.alloc(16).unwrap();
+    let past = mem + 4096;
+    let bad_calls: Vec<(&str, Vec<wasmtime::Val>, i32)> = vec![
+        ("mp_mapper_new", vec![I32(past), I32(10)], 101),
+        ("mp_mapper_new", vec![I32(block), I32(17)], 101),
+        ("mp_mapper_new", vec![I32(block), I32(-3)], 102),
+        (
+            "mp_rewrite",
+            vec![
+                I32(h),
+                I32(block),
+                I32(1),
+                I32(past),
+                I32(100),
+                I64(0),
+                I32(0),
+            ],
+            101,
+        ),
+        (
+            "mp_rewrite",
+            vec![
+                I32(h),
+                I32(block),
+                I32(1),
+                I32(block + 8),
+                I32(9),
+                I64(0),
+                I32(0),
+            ],
+            101,
+        ),
+        (
+            "mp_rewrite",
+            vec![
+                I32(h),
+                I32(past),
+                I32(1),
+                I32(block),
+                I32(16),
+                I64(0),
+                I32(0),
+            ],
+            101,
+        ),
+        (
+            "mp_rewrite",
+            vec![
+                I32(h),
+                I32(block),
+                I32(1),
+                I32(block),
+                I32(-16),
+                I64(0),
+                I32(0),
+            ],
+            102,
+        ),
+        (
+            "mp_rewrite",
+            vec![I32(h), I32(8), I32(4), I32(block), I32(16), I64(0), I32(0)],
+            101,
+        ),
+        (
+            "mp_load_record",
+            vec![I32(h), I32(past), I32(30), I32(0), I32(-1)],
+            101,
+        ),
+        (
+            "mp_load_record",
+            vec![I32(h), I32(block), I32(16), I32(past), I32(20)],
+            101,
+        ),
+        (
+            "mp_load_record",
+            vec![I32(h), I32(block), I32(16), I32(block), I32(-7)],
+            102,
+        ),
+        ("mp_restore", vec![I32(past), I32(64)], 101),
+        ("mp_restore", vec![I32(-1), I32(64)], 102),
+        ("mp_free", vec![I32(block + 1)], 101),
+    ];
+    for (name, args, code) in bad_calls {
+        let status = module
+            .call_raw(name, &args)
+            .unwrap_or_else(|e| panic!("{name} trapped: {e}"));
+        assert_eq!(status, -code, "{name}{args:?}: {}", module.last_error());
+    }
+    module.free(block).unwrap();
     // Malformed config, bad flags.
     assert_eq!(module.mapper_new("{not json").unwrap_err().code, 19);
     assert_eq!(
