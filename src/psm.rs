@@ -50,7 +50,7 @@ impl Corruption {
     }
 }
 
-/// What a batch is, beyond its bytes: who really wrote it.
+/// What a batch is, beyond its bytes: who really wrote it, and when.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Appended<'a> {
     /// The true producer (a name unique in the topology).
@@ -69,6 +69,8 @@ pub struct Appended<'a> {
     pub transactional: bool,
     /// A COMMIT or ABORT marker.
     pub marker: bool,
+    /// The append time.
+    pub now_ms: i64,
 }
 
 #[derive(Debug, Clone)]
@@ -77,6 +79,7 @@ struct Entry {
     epoch: i16,
     last_sequence: i32,
     txn_owner: Option<String>,
+    last_seen: i64,
 }
 
 /// Producer state at one partition.
@@ -113,10 +116,12 @@ impl ProducerState {
                     epoch: b.epoch,
                     last_sequence: if b.marker { -1 } else { last },
                     txn_owner: b.transactional.then(|| b.owner.to_owned()),
+                    last_seen: b.now_ms,
                 },
             );
             return;
         };
+        e.last_seen = b.now_ms;
         let foreign = e.owner != b.owner;
         if b.marker {
             if let Some(t) = e.txn_owner.take() {
@@ -152,6 +157,16 @@ impl ProducerState {
     }
 }
 
+impl ProducerState {
+    /// Drops entries idle for at least `expiration_ms` with no open
+    /// transaction, as Kafka does after `producer.id.expiration.ms`.
+    pub fn expire(&mut self, now_ms: i64, expiration_ms: i64) {
+        self.entries.retain(|_, e| {
+            e.txn_owner.is_some() || now_ms.saturating_sub(e.last_seen) < expiration_ms
+        });
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -166,6 +181,7 @@ mod tests {
             count: 1,
             transactional: false,
             marker: false,
+            now_ms: 0,
         }
     }
 
@@ -204,5 +220,21 @@ mod tests {
         assert_eq!(c.foreign_marker, 1);
         assert_eq!(c.psm_bypass, 1);
         assert_eq!(c.total(), 5);
+    }
+
+    #[test]
+    fn expired_entries_start_fresh() {
+        let mut s = ProducerState::default();
+        s.append(&batch("a", 5, 0));
+        s.expire(1000, 1000);
+        s.append(&Appended {
+            now_ms: 1000,
+            ..batch("b", 5, 0)
+        });
+        assert_eq!(s.corruption.wrong_sequence_accepted, 0);
+        assert_eq!(
+            s.corruption.shared_pids, 1,
+            "still two producers on one PID"
+        );
     }
 }

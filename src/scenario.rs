@@ -158,7 +158,9 @@ pub enum Event {
         #[serde(with = "crate::json::i64_str")]
         ms: i64,
     },
-    /// Every destination expires idle producers (after `advanceMs`).
+    /// Every partition's producer state and every mirrorpid mapper expire
+    /// idle producers (after the clock moves `advanceMs`), with Kafka's
+    /// default `producer.id.expiration.ms` (one day).
     Expire {
         /// Milliseconds to move the clock first.
         #[serde(default, with = "crate::json::i64_str")]

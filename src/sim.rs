@@ -31,14 +31,14 @@ pub const START_MS: i64 = 1_764_403_200_000;
 #[serde(rename_all = "camelCase")]
 pub enum Strategy {
     /// PIDs copied as they are.
-    Verbatim,
+    Verbatim = 0,
     /// `pid -> -(pid + 2)` at every hop.
-    Kip,
+    Kip = 1,
     /// mirrorpid's mapper.
-    Mirrorpid,
+    Mirrorpid = 2,
 }
 
-/// All strategies, in report order.
+/// All strategies, in report order (each one's discriminant is its index).
 pub const STRATEGIES: [Strategy; 3] = [Strategy::Verbatim, Strategy::Kip, Strategy::Mirrorpid];
 
 /// A value per strategy.
@@ -419,17 +419,24 @@ impl Sim {
             }
             Event::Expire { advance_ms } => {
                 self.now = self.now.saturating_add((*advance_ms).max(0));
+                let (now, limit) = (self.now, self.config.producer_expiration_ms);
+                for world in &mut self.worlds {
+                    for psm in &mut world.psm {
+                        psm.expire(now, limit);
+                    }
+                }
                 let mut dropped = 0;
-                let world = &mut self.worlds[2];
+                let world = &mut self.worlds[Strategy::Mirrorpid as usize];
                 for (c, m) in world.mappers.iter_mut().enumerate() {
                     if let Some(m) = m {
-                        let tombstones = m.expire(self.now);
+                        let tombstones = m.expire(now);
                         dropped += tombstones.len();
                         world.state_topic[c].extend(tombstones);
                     }
                 }
                 self.log.push(format!(
-                    "expiry after {advance_ms} ms: {dropped} binding(s) dropped"
+                    "expiry after {advance_ms} ms: producer state drops idle producers; \
+                     mirrorpid drops {dropped} binding(s)"
                 ));
             }
         }
@@ -544,6 +551,7 @@ impl Sim {
             count: 1,
             transactional: batch.transactional,
             marker: batch.marker,
+            now_ms: self.now,
         });
         let next: Vec<usize> = self
             .links
@@ -559,7 +567,7 @@ impl Sim {
 
     fn elect(&mut self, c: usize, with_snapshot: bool) -> Result<()> {
         let config = self.config.clone();
-        let world = &mut self.worlds[2];
+        let world = &mut self.worlds[Strategy::Mirrorpid as usize];
         let Some(old) = world.mappers[c].take() else {
             return Ok(()); // nothing mirrored here yet: nothing to elect
         };
@@ -586,7 +594,7 @@ impl Sim {
                 *duplicates.get_mut(world.strategy) = world.psm[c].duplicates;
                 totals.get_mut(world.strategy).add(&world.psm[c].corruption);
             }
-            let world = &self.worlds[2];
+            let world = &self.worlds[Strategy::Mirrorpid as usize];
             let identities = world.mappers[c]
                 .as_ref()
                 .map(|m| {

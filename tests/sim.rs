@@ -63,7 +63,7 @@ fn every_preset_is_listed_and_counts_exactly() {
         ("fan-in", c(2, 2, 1, 0, 0), c(0, 0, 0, 0, 6)),
         ("diamond", c(1, 2, 1, 0, 0), c(1, 2, 1, 0, 6)),
         ("region-collision", c(1, 1, 1, 0, 0), c(0, 0, 0, 0, 6)),
-        ("election", c(1, 3, 0, 0, 0), c(0, 0, 0, 0, 9)),
+        ("election", c(1, 2, 0, 0, 0), c(0, 0, 0, 0, 9)),
         ("transactions", c(1, 3, 1, 1, 0), c(0, 0, 0, 0, 8)),
     ];
     assert_eq!(index, expected.iter().map(|e| e.0).collect::<Vec<_>>());

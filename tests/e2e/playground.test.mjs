@@ -17,7 +17,7 @@ const PRESETS = {
   "fan-in": [5, 6, 0],
   diamond: [4, 10, 0],
   "region-collision": [3, 6, 0],
-  election: [4, 9, 0],
+  election: [3, 9, 0],
   transactions: [6, 8, 0],
 };
 
