@@ -33,7 +33,7 @@ WASM_BINDGEN_USE_BROWSER=1 wasm-pack test --headless --chrome \
 
 if [ -f tests/e2e/package.json ]; then
   ensure_e2e_modules
-  log "playground page tests (playwright-core + Debian chromium)"
+  log "Node package and playground page tests (playwright-core + Debian chromium)"
   (cd tests/e2e && node --test --test-concurrency=1 ./*.test.mjs)
 fi
 log "all tests passed"
