@@ -144,14 +144,14 @@ pub fn map_pid(source_cluster_id: &str, pid: i64, salt: u64) -> Result<i64> {
 #[serde(rename_all = "camelCase")]
 pub struct PidInfo {
     /// The PID.
-    #[serde(serialize_with = "crate::json::i64_as_string")]
+    #[serde(with = "crate::json::i64_str")]
     pub pid: i64,
     /// Which space it is in.
     pub space: PidSpace,
     /// The 22-bit region (mapped PIDs only).
     pub region: Option<u32>,
     /// The low 40 bits (mapped and local PIDs).
-    #[serde(serialize_with = "crate::json::opt_i64_as_string")]
+    #[serde(with = "crate::json::opt_i64_str")]
     pub pid40: Option<i64>,
 }
 

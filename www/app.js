@@ -310,7 +310,8 @@ function corruptionTable(c, testid) {
 function renderResults() {
   const summary = $("#summary");
   if (!report) {
-    summary.replaceChildren(h("p", { class: "muted" }, "Fix the scenario above to see results."));
+    summary.replaceChildren(h("p", { class: "error-inline", "data-testid": "results-error" },
+      "This scenario cannot run: ", h("b", {}, $("#error").textContent), ". Fix it in the editor (or pick a preset) to see results."));
     $("#paths").replaceChildren();
     $("#partitions").replaceChildren();
     $("#log").replaceChildren();

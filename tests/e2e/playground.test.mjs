@@ -113,6 +113,12 @@ test("bad input shows clear messages instead of breaking", async () => {
   await page.getByTestId("json").fill(JSON.stringify(big));
   await page.getByTestId("apply-json").click();
   assert.match(await page.getByTestId("error").textContent(), /out of range/);
+  assert.match(await page.getByTestId("results-error").textContent(), /out of range/);
+  // The banner is in view where the user clicked (it is sticky), not only at the top.
+  assert.ok(await page.getByTestId("error").evaluate((e) => {
+    const r = e.getBoundingClientRect();
+    return r.top >= 0 && r.bottom <= window.innerHeight;
+  }), "error banner visible in the viewport");
   await page.screenshot({ path: `${shots}/error.png` });
   // The page still works: a valid scenario clears the error.
   await page.getByTestId("preset").selectOption("diamond");
