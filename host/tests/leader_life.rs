@@ -381,67 +381,27 @@ fn garbage_is_answered_with_errors_and_the_module_keeps_serving() {
     use wasmtime::Val::{I32, I64};
     let block = module.alloc(16).unwrap();
     let past = mem + 4096;
+    // mp_rewrite(h, src_ptr, src_len, buf_ptr, buf_len, now_ms = 0, flags = 0)
+    let rewrite = |src: i32, src_len: i32, buf: i32, buf_len: i32| {
+        vec![
+            I32(h),
+            I32(src),
+            I32(src_len),
+            I32(buf),
+            I32(buf_len),
+            I64(0),
+            I32(0),
+        ]
+    };
     let bad_calls: Vec<(&str, Vec<wasmtime::Val>, i32)> = vec![
         ("mp_mapper_new", vec![I32(past), I32(10)], 101),
         ("mp_mapper_new", vec![I32(block), I32(17)], 101),
         ("mp_mapper_new", vec![I32(block), I32(-3)], 102),
-        (
-            "mp_rewrite",
-            vec![
-                I32(h),
-                I32(block),
-                I32(1),
-                I32(past),
-                I32(100),
-                I64(0),
-                I32(0),
-            ],
-            101,
-        ),
-        (
-            "mp_rewrite",
-            vec![
-                I32(h),
-                I32(block),
-                I32(1),
-                I32(block + 8),
-                I32(9),
-                I64(0),
-                I32(0),
-            ],
-            101,
-        ),
-        (
-            "mp_rewrite",
-            vec![
-                I32(h),
-                I32(past),
-                I32(1),
-                I32(block),
-                I32(16),
-                I64(0),
-                I32(0),
-            ],
-            101,
-        ),
-        (
-            "mp_rewrite",
-            vec![
-                I32(h),
-                I32(block),
-                I32(1),
-                I32(block),
-                I32(-16),
-                I64(0),
-                I32(0),
-            ],
-            102,
-        ),
-        (
-            "mp_rewrite",
-            vec![I32(h), I32(8), I32(4), I32(block), I32(16), I64(0), I32(0)],
-            101,
-        ),
+        ("mp_rewrite", rewrite(block, 1, past, 100), 101),
+        ("mp_rewrite", rewrite(block, 1, block + 8, 9), 101),
+        ("mp_rewrite", rewrite(past, 1, block, 16), 101),
+        ("mp_rewrite", rewrite(block, 1, block, -16), 102),
+        ("mp_rewrite", rewrite(8, 4, block, 16), 101),
         (
             "mp_load_record",
             vec![I32(h), I32(past), I32(30), I32(0), I32(-1)],
