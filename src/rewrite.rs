@@ -163,12 +163,15 @@ fn scan(buf: &[u8], options: RewriteOptions) -> Result<(Vec<Plan>, usize, usize)
         match entry? {
             Entry::Legacy { .. } => legacy += 1,
             Entry::Batch { offset, batch } => {
-                if options.strict_crc && batch.crc() != batch.computed_crc() {
-                    return Err(crate::Error::CrcMismatch {
-                        offset,
-                        stored: batch.crc(),
-                        computed: batch.computed_crc(),
-                    });
+                if options.strict_crc {
+                    let computed = batch.computed_crc();
+                    if batch.crc() != computed {
+                        return Err(crate::Error::CrcMismatch {
+                            offset,
+                            stored: batch.crc(),
+                            computed,
+                        });
+                    }
                 }
                 let pid = batch.producer_id();
                 if crate::pid::PidSpace::of(pid) == crate::pid::PidSpace::OutOfRange {

@@ -693,9 +693,11 @@ impl Sim {
     }
 }
 
+/// The producerId of a batch the simulator built (always complete).
 fn read_pid(bytes: &[u8]) -> i64 {
+    let at = crate::batch::PRODUCER_ID_OFFSET;
     let mut b = [0u8; 8];
-    b.copy_from_slice(&bytes[43..51]);
+    b.copy_from_slice(&bytes[at..at + 8]);
     i64::from_be_bytes(b)
 }
 
