@@ -132,6 +132,14 @@ pub enum Error {
         /// What is wrong, naming the field.
         reason: String,
     },
+    /// A call that removes bindings (expiry, loading records) while some
+    /// bindings await `confirm` or `abort`.
+    Unconfirmed {
+        /// The call refused.
+        call: &'static str,
+        /// How many bindings are pending.
+        pending: usize,
+    },
 }
 
 /// Shorthand for results in this crate.
@@ -160,6 +168,7 @@ impl Error {
             Error::CrcMismatch { .. } => 17,
             Error::MalformedControlBatch { .. } => 18,
             Error::InvalidInput { .. } => 19,
+            Error::Unconfirmed { .. } => 20,
         }
     }
 
@@ -247,6 +256,11 @@ impl fmt::Display for Error {
                 write!(f, "MalformedControlBatch: batch at byte {offset}: {reason}")
             }
             Error::InvalidInput { reason } => write!(f, "InvalidInput: {reason}"),
+            Error::Unconfirmed { call, pending } => write!(
+                f,
+                "Unconfirmed: {call} removes bindings, but {pending} binding(s) await \
+                 confirm() or abort(); make their records durable and confirm first"
+            ),
         }
     }
 }

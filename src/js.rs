@@ -233,7 +233,25 @@ impl PidMapper {
         Ok(obj.into())
     }
 
-    /// The whole state as snapshot bytes.
+    /// Confirms every pending binding once their records are durable;
+    /// returns how many. Append the batches only after this.
+    pub fn confirm(&mut self) -> u32 {
+        self.inner.confirm() as u32
+    }
+
+    /// Takes back every pending binding and every change since the last
+    /// confirm; returns how many bindings it removed.
+    pub fn abort(&mut self) -> u32 {
+        self.inner.abort() as u32
+    }
+
+    /// How many bindings await `confirm()`.
+    #[wasm_bindgen(getter)]
+    pub fn pending(&self) -> u32 {
+        self.inner.pending() as u32
+    }
+
+    /// The confirmed state as snapshot bytes (pending bindings left out).
     pub fn snapshot(&self) -> Vec<u8> {
         self.inner.snapshot()
     }
@@ -248,18 +266,18 @@ impl PidMapper {
     /// Expires idle bindings; returns the tombstones' keys (Uint8Array[]).
     pub fn expire(&mut self, now_ms: JsValue) -> Result<Array, JsError> {
         let now = int64(&now_ms, "nowMs")?;
-        keys(&self.inner.expire(now))
+        keys(&self.inner.expire(now).map_err(js_err)?)
     }
 
     /// Expires every binding of one mapped PID; returns tombstone keys.
     #[wasm_bindgen(js_name = expirePid)]
     pub fn expire_pid(&mut self, mapped: JsValue) -> Result<Array, JsError> {
         let mapped = int64(&mapped, "mapped")?;
-        keys(&self.inner.expire_pid(mapped))
+        keys(&self.inner.expire_pid(mapped).map_err(js_err)?)
     }
 
     /// Every binding as `{sourceClusterId, pid, mapped, salt, lastSeenMs,
-    /// transactionOpen, recorded}` (64-bit values as decimal strings).
+    /// transactionOpen, recorded, pending}` (64-bit values as decimal strings).
     pub fn bindings(&self) -> JsValue {
         let all: Vec<_> = self.inner.bindings().collect();
         json_to_js(&serde_json::to_value(all).unwrap_or_default())

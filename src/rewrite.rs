@@ -87,18 +87,7 @@ impl Mapper {
     ) -> Result<RewriteResult> {
         crate::mapper::check_source(source_cluster_id)?;
         let (plans, consumed, legacy_entries) = scan(buf, options)?;
-        self.begin();
-        let mapped = self.map_plans(source_cluster_id, &plans, now_ms);
-        let outcomes = match mapped {
-            Ok(o) => {
-                self.commit();
-                o
-            }
-            Err(e) => {
-                self.rollback();
-                return Err(e);
-            }
-        };
+        let outcomes = self.atomically(|m| m.map_plans(source_cluster_id, &plans, now_ms))?;
         let mut result = RewriteResult {
             consumed,
             legacy_entries,

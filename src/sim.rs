@@ -429,7 +429,7 @@ impl Sim {
                 let world = &mut self.worlds[Strategy::Mirrorpid as usize];
                 for (c, m) in world.mappers.iter_mut().enumerate() {
                     if let Some(m) = m {
-                        let tombstones = m.expire(now);
+                        let tombstones = m.expire(now)?;
                         dropped += tombstones.len();
                         world.state_topic[c].extend(tombstones);
                     }
@@ -525,7 +525,10 @@ impl Sim {
                         self.now,
                         RewriteOptions::default(),
                     )?;
+                    // The host's protocol: records durable, then confirm,
+                    // then append the batch.
                     world.state_topic[cluster].extend(out.records);
+                    mapper.confirm();
                     self.who
                         .entry((cluster, self.clusters[src].clone(), incoming))
                         .or_default()

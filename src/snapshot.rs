@@ -14,7 +14,8 @@
 //! mapper or an error, never a partial state.
 
 use crate::error::{Error, Result};
-use crate::mapper::{Binding, Durability, Mapper, MapperConfig, RECORDED, TXN_OPEN};
+use crate::mapper::table::PERSISTED_FLAGS;
+use crate::mapper::{Binding, Durability, Mapper, MapperConfig, Table};
 use crate::pid::{self, MAX_PROBES};
 use crate::topic::TopicId;
 use crate::wire::{self, Reader};
@@ -32,9 +33,11 @@ fn corrupt(reason: impl Into<String>) -> Error {
 }
 
 impl Mapper {
-    /// The whole state as snapshot bytes.
+    /// The confirmed state as snapshot bytes: pending bindings (not yet
+    /// confirmed durable) are left out, as if [`Mapper::abort`] had run.
     pub fn snapshot(&self) -> Vec<u8> {
-        let mut out = Vec::with_capacity(64 + self.bindings.len() * BINDING_BYTES);
+        let (clusters, bindings) = self.confirmed();
+        let mut out = Vec::with_capacity(64 + bindings.len() * BINDING_BYTES);
         out.extend_from_slice(SNAPSHOT_MAGIC);
         out.extend_from_slice(&SNAPSHOT_FORMAT.to_be_bytes());
         out.push(pid::F_VERSION);
@@ -46,19 +49,19 @@ impl Mapper {
             Durability::Collisions => 1,
         });
         wire::put_i64(&mut out, c.producer_expiration_ms);
-        wire::put_u32(&mut out, self.clusters.len() as u32);
-        for name in &self.clusters {
+        wire::put_u32(&mut out, clusters.len() as u32);
+        for name in clusters {
             // Cluster IDs are checked to fit a STRING when first seen.
             wire::put_i16(&mut out, name.len() as i16);
             out.extend_from_slice(name.as_bytes());
         }
-        wire::put_u32(&mut out, self.bindings.len() as u32);
-        for b in &self.bindings {
+        wire::put_u32(&mut out, bindings.len() as u32);
+        for b in bindings {
             wire::put_u32(&mut out, b.cluster);
             wire::put_i64(&mut out, b.pid);
             wire::put_i64(&mut out, b.mapped);
             out.push(b.salt);
-            out.push(b.flags);
+            out.push(b.flags & PERSISTED_FLAGS);
             wire::put_i64(&mut out, b.last_seen);
         }
         let crc = crc32c::crc32c(&out);
@@ -142,12 +145,12 @@ fn decode_body(body: &[u8]) -> Result<Mapper> {
             r.remaining()
         )));
     }
-    let mut restored = Mapper::with_capacity(config, n_clusters, n_bindings);
+    let mut restored = Mapper::with_table(config, Table::with_capacity(n_clusters, n_bindings));
     for name in &names {
-        if name.is_empty() || restored.find_cluster(name).is_some() {
+        if name.is_empty() || restored.table.find_cluster(name).is_some() {
             return Err(corrupt(format!("cluster ID {name:?} empty or repeated")));
         }
-        restored.intern(name);
+        restored.table.intern(name);
     }
     for _ in 0..n_bindings {
         let b = Binding {
@@ -159,7 +162,7 @@ fn decode_body(body: &[u8]) -> Result<Mapper> {
             last_seen: r.i64("binding lastSeen")?,
         };
         restored.check_restored(&b)?;
-        restored.insert(b);
+        restored.table.insert(b);
     }
     r.finish("snapshot")?;
     Ok(restored)
@@ -169,10 +172,11 @@ impl Mapper {
     /// Checks that `b` is a binding this mapper could have made.
     fn check_restored(&self, b: &Binding) -> Result<()> {
         let name = self
-            .clusters
+            .table
+            .clusters()
             .get(b.cluster as usize)
             .ok_or_else(|| corrupt(format!("binding names cluster #{}", b.cluster)))?;
-        if b.salt >= MAX_PROBES || b.flags & !(RECORDED | TXN_OPEN) != 0 {
+        if b.salt >= MAX_PROBES || b.flags & !PERSISTED_FLAGS != 0 {
             return Err(corrupt(format!(
                 "binding of PID {} has salt {} / flags {:#x}",
                 b.pid, b.salt, b.flags

@@ -12,15 +12,16 @@ fn mapper() -> Mapper {
     m.map("A", 1, 0).unwrap();
     m.map("cluster-2123", 5, 0).unwrap();
     m.map("cluster-2336", 5, 0).unwrap();
+    m.confirm();
     m
 }
 
 /// Runs `f` on a mapper, expects an error, and checks nothing changed.
 fn unchanged(f: impl FnOnce(&mut Mapper) -> Result<(), Error>) -> Error {
     let mut m = mapper();
-    let before = m.snapshot();
+    let before = common::state(&m);
     let err = f(&mut m).expect_err("expected an error");
-    assert_eq!(m.snapshot(), before, "state changed after {err}");
+    assert_eq!(common::state(&m), before, "state changed after {err}");
     err
 }
 
@@ -195,7 +196,7 @@ fn bad_records_leave_state_unchanged() {
     }
     // Another partition's record is skipped, not an error.
     let mut m = mapper();
-    let before = m.snapshot();
+    let before = common::state(&m);
     let other = StateRecord {
         key: StateKey {
             partition: 9,
@@ -207,7 +208,7 @@ fn bad_records_leave_state_unchanged() {
         m.load_record(&other).unwrap(),
         mirrorpid::LoadOutcome::Skipped
     );
-    assert_eq!(m.snapshot(), before);
+    assert_eq!(common::state(&m), before);
 }
 
 #[test]

@@ -184,6 +184,8 @@ proptest! {
                         prop_assert_eq!(prev, mapped);
                     }
                     topic.append(ra.records);
+                    full.confirm();
+                    lean.confirm();
                 }
                 Event::Marker { source, pid, commit } => {
                     let src = &srcs[*source];
@@ -197,6 +199,8 @@ proptest! {
                         prop_assert_eq!(prev, mapped);
                     }
                     topic.append(ra.records);
+                    full.confirm();
+                    lean.confirm();
                 }
                 Event::Advance(ms) => now += ms,
                 Event::Expire => {
@@ -205,8 +209,8 @@ proptest! {
                         .filter(|b| b.transaction_open)
                         .map(|b| (b.source_cluster_id.to_owned(), b.pid))
                         .collect();
-                    let tombstones = full.expire(now);
-                    lean.expire(now);
+                    let tombstones = full.expire(now).unwrap();
+                    lean.expire(now).unwrap();
                     // Expiry never drops a binding with an open transaction.
                     for id in &open {
                         prop_assert!(full.lookup(&id.0, id.1).is_some(), "{:?} dropped with open txn", id);
@@ -220,8 +224,8 @@ proptest! {
                 Event::ExpireOne(i) => {
                     let target = full.bindings().nth(*i % full.len().max(1)).map(|b| b.mapped);
                     if let Some(mapped) = target {
-                        let tombstones = full.expire_pid(mapped);
-                        lean.expire_pid(mapped);
+                        let tombstones = full.expire_pid(mapped).unwrap();
+                        lean.expire_pid(mapped).unwrap();
                         model.retain(|id, _| full.lookup(&id.0, id.1).is_some());
                         topic.append(tombstones);
                     }

@@ -45,7 +45,12 @@ fn at_most_64_bytes_per_bound_producer_at_one_million() {
     for i in 0..N {
         let source = ["east-1", "west-2", "eu-3", "ap-4"][(i % 4) as usize];
         m.map(source, i / 4, 0).unwrap();
+        // A host confirms once the fetch's records are durable.
+        if i % 1000 == 999 {
+            m.confirm();
+        }
     }
+    m.confirm();
     let live = (LIVE.load(Ordering::Relaxed) - before) as f64;
     assert_eq!(m.len(), N as usize);
     let per_producer = live / N as f64;

@@ -393,14 +393,15 @@ fn malformed_buffers_are_errors_and_change_nothing() {
     for (second, options, expected) in cases {
         let mut m = mapper();
         m.map("seed", 1, 0).unwrap();
-        let before = m.snapshot();
+        m.confirm();
+        let before = common::state(&m);
         let mut input = [good.clone(), second].concat();
         let original = input.clone();
         let err = m.rewrite("D", &mut input, 9, options).unwrap_err();
         assert_eq!(err, expected);
         assert!(!err.to_string().is_empty());
         assert_eq!(input, original, "{expected}: no byte changed");
-        assert_eq!(m.snapshot(), before, "{expected}: no binding added");
+        assert_eq!(common::state(&m), before, "{expected}: no binding added");
         assert!(m.lookup("D", 4).is_none());
     }
 }
@@ -440,7 +441,8 @@ fn slot_exhaustion_mid_buffer_rolls_back_everything() {
         let slot = map_pid("C", m_pid, salt).unwrap();
         assert_eq!(m.map("F", slot, 0).unwrap().mapped, slot);
     }
-    let before = m.snapshot();
+    m.confirm();
+    let before = common::state(&m);
     let mut input = [data_batch(8, 0), data_batch(m_pid, 1)].concat();
     let original = input.clone();
     let err = m
@@ -455,7 +457,7 @@ fn slot_exhaustion_mid_buffer_rolls_back_everything() {
     );
     assert_eq!(input, original);
     assert_eq!(
-        m.snapshot(),
+        common::state(&m),
         before,
         "binding of C/8 and last-seen of C/5 rolled back"
     );
@@ -463,7 +465,7 @@ fn slot_exhaustion_mid_buffer_rolls_back_everything() {
     let mut input = [data_batch(8, 0), data_batch(1 << 45, 1)].concat();
     m.rewrite("brand-new", &mut input, 50, RewriteOptions::default())
         .unwrap_err();
-    assert_eq!(m.snapshot(), before);
+    assert_eq!(common::state(&m), before);
 }
 
 proptest! {

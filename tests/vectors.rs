@@ -37,6 +37,8 @@ fn every_scenario() {
                 s.colliding,
                 "{name}: step {i} colliding cluster"
             );
+            // Each step is a host's call: its record made durable, then confirmed.
+            m.confirm();
         }
     }
 }

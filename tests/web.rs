@@ -74,6 +74,8 @@ fn every_scenario() {
                     s.salt.map(|x| x.to_string())
                 );
             }
+            // Each step is a host's call: its record made durable, then confirmed.
+            m.confirm();
         }
     }
 }
@@ -109,6 +111,8 @@ fn decode_pid_explains_regions() {
 fn errors_are_js_errors_and_change_nothing() {
     let mut m = mapper();
     m.map("A", JsValue::from(1i64), JsValue::from(0)).unwrap();
+    assert_eq!(m.pending(), 1);
+    assert_eq!(m.confirm(), 1);
     let before = m.snapshot();
     let err = m
         .map("A", JsValue::from(1i64 << 40), JsValue::from(0))
@@ -138,6 +142,7 @@ fn errors_are_js_errors_and_change_nothing() {
         .unwrap_err();
     assert!(message(err).starts_with("UnknownMagic"));
     assert_eq!(m.snapshot(), before);
+    assert_eq!((m.size(), m.pending()), (1, 0));
 }
 
 #[wasm_bindgen_test]
@@ -173,6 +178,16 @@ fn rewrite_snapshot_restore_expire() {
         "8373639764095533061"
     );
 
+    // Pending until confirmed: a retry returns the record again, snapshots
+    // and expiry wait for confirm().
+    assert_eq!(PidMapper::restore(&m.snapshot()).unwrap().size(), 0);
+    let retry = m
+        .rewrite_batches("A", &batch, JsValue::from(10), JsValue::UNDEFINED)
+        .unwrap();
+    assert_eq!(js_sys::Array::from(&get(&retry, "records")).length(), 1);
+    let err = m.expire(JsValue::from(10)).unwrap_err();
+    assert!(message(err).starts_with("Unconfirmed"));
+    assert_eq!(m.confirm(), 1);
     let restored = PidMapper::restore(&m.snapshot()).unwrap();
     assert_eq!(restored.size(), 1);
     let mut replayed = mapper();

@@ -27,8 +27,9 @@ use std::collections::BTreeMap;
 
 use mirrorpid::{Error, Mapper, MapperConfig, RewriteOptions, StateRecord};
 
-/// The ABI version `mp_abi_version` returns.
-pub const ABI_VERSION: i32 = 1;
+/// The ABI version `mp_abi_version` returns: 2 since bindings wait for
+/// `mp_confirm` (docs/ABI.md, "Persistence protocol").
+pub const ABI_VERSION: i32 = 2;
 /// No mapper has this handle (never created, or freed).
 pub const ERR_BAD_HANDLE: i32 = 100;
 /// A (pointer, length) pair outside every live `mp_alloc` block.
@@ -394,11 +395,33 @@ pub extern "C" fn mp_expire_pid(handle: i32, mapped: i64) -> i32 {
 /// Runs an expiry on the slot's mapper and puts its tombstones in the output.
 fn tombstones(
     slot: &mut Slot,
-    expire: impl FnOnce(&mut Mapper) -> Vec<StateRecord>,
+    expire: impl FnOnce(&mut Mapper) -> mirrorpid::Result<Vec<StateRecord>>,
 ) -> Result<i32, Failure> {
-    let records = expire(&mut slot.mapper);
+    let records = expire(&mut slot.mapper)?;
     encode_records(&records, &mut slot.output)?;
     count(records.len())
+}
+
+/// Confirms every pending binding of `handle`: the host calls it once the
+/// records of every `mp_rewrite` since the last confirm are durable, and
+/// only then appends those batches. Returns how many bindings it confirmed.
+#[no_mangle]
+pub extern "C" fn mp_confirm(handle: i32) -> i32 {
+    call(|s| count(s.slot(handle)?.mapper.confirm()))
+}
+
+/// Takes back every pending binding of `handle` and every change since the
+/// last confirm (the host could not make the records durable and will not
+/// append the batches). Returns how many bindings it removed.
+#[no_mangle]
+pub extern "C" fn mp_abort(handle: i32) -> i32 {
+    call(|s| count(s.slot(handle)?.mapper.abort()))
+}
+
+/// How many bindings of `handle` await `mp_confirm`.
+#[no_mangle]
+pub extern "C" fn mp_pending(handle: i32) -> i32 {
+    call(|s| count(s.slot(handle)?.mapper.pending()))
 }
 
 /// How many identities `handle` has bound.

@@ -87,6 +87,9 @@ pub struct BrokerModule {
     expire: TypedFunc<(i32, i64), i32>,
     expire_pid: TypedFunc<(i32, i64), i32>,
     mapper_len: F1,
+    confirm: F1,
+    abort: F1,
+    pending: F1,
     last_error_ptr: TypedFunc<(), i32>,
     last_error_len: TypedFunc<(), i32>,
 }
@@ -131,6 +134,9 @@ impl BrokerModule {
             expire: f!("mp_expire"),
             expire_pid: f!("mp_expire_pid"),
             mapper_len: f!("mp_mapper_len"),
+            confirm: f!("mp_confirm"),
+            abort: f!("mp_abort"),
+            pending: f!("mp_pending"),
             last_error_ptr: f!("mp_last_error_ptr"),
             last_error_len: f!("mp_last_error_len"),
             store,
@@ -394,10 +400,32 @@ impl BrokerModule {
 
     /// `mp_mapper_len`.
     pub fn mapper_len(&mut self, handle: i32) -> Result<usize, AbiError> {
-        let s = self
-            .mapper_len
-            .call(&mut self.store, handle)
-            .map_err(trap)?;
+        let f = self.mapper_len.clone();
+        self.count(&f, handle)
+    }
+
+    /// `mp_confirm`: the records returned since the last confirm are
+    /// durable; returns how many bindings it confirmed.
+    pub fn confirm(&mut self, handle: i32) -> Result<usize, AbiError> {
+        let f = self.confirm.clone();
+        self.count(&f, handle)
+    }
+
+    /// `mp_abort`: takes back the pending bindings; returns how many.
+    pub fn abort(&mut self, handle: i32) -> Result<usize, AbiError> {
+        let f = self.abort.clone();
+        self.count(&f, handle)
+    }
+
+    /// `mp_pending`: how many bindings await `mp_confirm`.
+    pub fn pending(&mut self, handle: i32) -> Result<usize, AbiError> {
+        let f = self.pending.clone();
+        self.count(&f, handle)
+    }
+
+    /// Calls a `(handle) -> count` export.
+    fn count(&mut self, f: &F1, handle: i32) -> Result<usize, AbiError> {
+        let s = f.call(&mut self.store, handle).map_err(trap)?;
         self.check(s).map(|n| n as usize)
     }
 }

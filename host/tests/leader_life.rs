@@ -151,7 +151,12 @@ impl<'m> Leader<'m> {
                 }
             }
         }
+        // The protocol: records durable, then confirm, then append.
         self.topic.append(&out.records);
+        assert_eq!(
+            self.module.confirm(self.handle).unwrap(),
+            self.native.confirm()
+        );
         via_module
     }
 
@@ -211,7 +216,7 @@ impl<'m> Leader<'m> {
 #[test]
 fn a_partition_leaders_life() {
     let mut module = load();
-    assert_eq!(module.abi_version(), 1);
+    assert_eq!(module.abi_version(), 2);
     let mut leader = Leader::new(&mut module, 0);
     let sources = ["cluster-2123", "cluster-2336", "A"];
     let mut now = 1_764_403_200_000;
@@ -249,7 +254,7 @@ fn a_partition_leaders_life() {
     now += EXPIRATION_MS;
     leader.serve("A", &fetch(&[0], 300, false), now);
     let tombstones = leader.module.expire(leader.handle, now).unwrap();
-    let native_tombstones = leader.native.expire(now);
+    let native_tombstones = leader.native.expire(now).unwrap();
     assert_eq!(tombstones, raw(&native_tombstones));
     assert!(!tombstones.is_empty());
     assert!(tombstones.iter().all(|t| t.value.is_none()));
@@ -265,7 +270,7 @@ fn a_partition_leaders_life() {
     // Explicit expiry of one mapped PID.
     let one = map_pid("A", 7, 0).unwrap();
     let t = leader.module.expire_pid(leader.handle, one).unwrap();
-    assert_eq!(t, raw(&leader.native.expire_pid(one)));
+    assert_eq!(t, raw(&leader.native.expire_pid(one).unwrap()));
     leader.topic.append(&t);
     leader.known.remove(&("A".to_owned(), 7));
     leader.elect(false);
@@ -319,6 +324,7 @@ fn garbage_is_answered_with_errors_and_the_module_keeps_serving() {
     let h = module.mapper_new(&config(0)).unwrap();
     let mut good = fetch(&[1, 2], 0, false);
     module.rewrite(h, "A", &mut good, 1, 0).unwrap();
+    assert_eq!(module.confirm(h).unwrap(), 2);
     let reference = module.snapshot(h).unwrap();
     let mut rng = 0x9e37_79b9_7f4a_7c15u64;
     let mut next = move || {

@@ -106,3 +106,11 @@ pub fn records() -> (String, String, Vec<RecordVector>) {
 /// The topic every scenario runs in.
 pub const TOPIC: &str = "bxw7Kp1OS3-KHC0-T1prfA";
 pub mod clusters;
+
+/// Everything a failed call must leave unchanged: the snapshot (confirmed
+/// bindings with their last-seen times and flags) and the number of bound
+/// and pending bindings (pending ones are not in snapshots).
+#[cfg(not(target_arch = "wasm32"))]
+pub fn state(m: &mirrorpid::Mapper) -> (Vec<u8>, usize, usize) {
+    (m.snapshot(), m.len(), m.pending())
+}

@@ -26,6 +26,8 @@ test("PidMapper scenarios and records in Node", () => {
       assert.equal(out.mapped, BigInt(step.mapped), s.name);
       assert.equal(out.salt, step.salt, s.name);
       assert.equal(out.collision ? out.collision.collidingClusterId : null, step.collidingCluster, s.name);
+      // Each step is a host's call: its record made durable, then confirmed.
+      mapper.confirm();
     }
   }
   for (const r of records.records) {

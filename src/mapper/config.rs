@@ -1,0 +1,80 @@
+//! What a mapper is for and how it behaves: its config and durability.
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Error, Result};
+use crate::topic::TopicId;
+
+/// Kafka's default `producer.id.expiration.ms` (one day).
+pub const DEFAULT_PRODUCER_EXPIRATION_MS: i64 = 86_400_000;
+
+/// Which bindings yield `__mirror_state` records (SPEC §5).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Durability {
+    /// Every new binding yields a record: replaying the compacted topic
+    /// rebuilds the whole origins map. The default.
+    #[default]
+    Bindings,
+    /// Only salted bindings yield records (the seed design); salt-0
+    /// bindings survive a leader change only through snapshots.
+    Collisions,
+}
+
+/// What a mapper is for and how it behaves.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct MapperConfig {
+    /// The destination topic.
+    pub topic_id: TopicId,
+    /// The destination partition.
+    pub partition: i32,
+    /// Which bindings yield records.
+    #[serde(default)]
+    pub durability: Durability,
+    /// Idle time after which [`Mapper::expire`] drops a binding.
+    #[serde(default = "default_expiration", with = "crate::json::i64_str")]
+    pub producer_expiration_ms: i64,
+}
+
+fn default_expiration() -> i64 {
+    DEFAULT_PRODUCER_EXPIRATION_MS
+}
+
+impl MapperConfig {
+    /// A config with the default durability and expiration.
+    pub fn new(topic_id: TopicId, partition: i32) -> MapperConfig {
+        MapperConfig {
+            topic_id,
+            partition,
+            durability: Durability::Bindings,
+            producer_expiration_ms: DEFAULT_PRODUCER_EXPIRATION_MS,
+        }
+    }
+
+    /// Parses the JSON form (`{"topicId", "partition", "durability"?,
+    /// "producerExpirationMs"?}`) and validates it.
+    pub fn from_json(text: &str) -> Result<MapperConfig> {
+        let config: MapperConfig = serde_json::from_str(text)
+            .map_err(|e| Error::invalid(format!("mapper config: {e}")))?;
+        config.validate()?;
+        Ok(config)
+    }
+
+    /// Checks the values a JSON or JS caller may get wrong.
+    pub fn validate(&self) -> Result<()> {
+        if self.partition < 0 {
+            return Err(Error::invalid(format!(
+                "mapper config: partition {} is negative",
+                self.partition
+            )));
+        }
+        if self.producer_expiration_ms <= 0 {
+            return Err(Error::invalid(format!(
+                "mapper config: producerExpirationMs {} must be positive",
+                self.producer_expiration_ms
+            )));
+        }
+        Ok(())
+    }
+}

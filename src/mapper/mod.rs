@@ -1,0 +1,626 @@
+//! The mapper of one destination partition.
+//!
+//! It holds the *origins map*: identity (direct source cluster, incoming PID)
+//! → (mapped PID, salt), and mapped PID → the identities holding it. Mapping
+//! an identity is, in order: (1) already bound → the same PID, always;
+//! (2) bound from a loaded `__mirror_state` record → that record's salt, no
+//! probing; (3) probe salt 0, 1, … 63 and take the first slot that is free or
+//! held only by the same producer.
+//!
+//! A binding made by [`Mapper::map`] or [`Mapper::rewrite`] is *pending*
+//! until the host calls [`Mapper::confirm`], after it has made the
+//! binding's `__mirror_state` record durable. Until then every call that
+//! touches the identity returns its record again (so a retry after a failed
+//! append gets the records it lost), [`Mapper::abort`] takes all pending
+//! bindings back, snapshots leave them out, and calls that remove bindings
+//! (expiry, loading records) are refused. `docs/DESIGN.md` explains why.
+//!
+//! The parts: `config` (what a mapper is for), `table` (the bindings and
+//! their indexes), `stage` (savepoints and pending bindings), and this file,
+//! the policy.
+
+mod config;
+mod stage;
+pub(crate) mod table;
+
+use serde::Serialize;
+
+pub use config::{Durability, MapperConfig, DEFAULT_PRODUCER_EXPIRATION_MS};
+use stage::{Savepoint, Stage};
+pub(crate) use table::{Binding, Table, RECORDED, TXN_OPEN, UNKNOWN_LAST_SEEN};
+
+use crate::error::{Error, Result};
+use crate::pid::{self, Split, MAX_PROBES};
+use crate::record::{StateKey, StateRecord, StateValue};
+
+/// A collision: the identity did not get its salt-0 slot.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Collision {
+    /// Source cluster of the holder of the salt-0 slot.
+    pub colliding_cluster_id: String,
+}
+
+/// The result of mapping one PID.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MapOutcome {
+    /// The PID as it arrived.
+    pub pid: i64,
+    /// The PID to write (equal to `pid` for a non-producer).
+    pub mapped: i64,
+    /// The salt of the binding; `None` for a non-producer.
+    pub salt: Option<u8>,
+    /// Set when the binding is salted and pending (made by this call, or by
+    /// an earlier call not yet confirmed).
+    pub collision: Option<Collision>,
+    /// The `__mirror_state` record to make durable before [`Mapper::confirm`]:
+    /// set while the binding is pending, so a retry gets it again (boxed:
+    /// most calls hit a confirmed identity and produce none).
+    pub record: Option<Box<StateRecord>>,
+    /// Set with a collision: the host should snapshot its producer state.
+    pub snapshot_required: bool,
+}
+
+impl MapOutcome {
+    fn passthrough(pid: i64) -> MapOutcome {
+        MapOutcome {
+            pid,
+            mapped: pid,
+            salt: None,
+            collision: None,
+            record: None,
+            snapshot_required: false,
+        }
+    }
+}
+
+/// What [`Mapper::load_record`] did with a record.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum LoadOutcome {
+    /// The record is for another partition or topic; nothing changed.
+    Skipped,
+    /// The identity is bound to `mapped`. `evicted` lists identities whose
+    /// binding the record overrode (a stale snapshot's view).
+    Bound {
+        /// The mapped PID.
+        mapped: i64,
+        /// Identities removed because the record's slot was theirs.
+        evicted: Vec<(String, i64)>,
+    },
+    /// A tombstone; `existed` tells whether a binding was removed.
+    Deleted {
+        /// Whether the identity was bound.
+        existed: bool,
+    },
+}
+
+/// One binding of the origins map, as callers see it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct BindingView<'a> {
+    /// The direct source cluster.
+    pub source_cluster_id: &'a str,
+    /// The incoming PID.
+    #[serde(with = "crate::json::i64_str")]
+    pub pid: i64,
+    /// The mapped PID.
+    #[serde(with = "crate::json::i64_str")]
+    pub mapped: i64,
+    /// The salt.
+    pub salt: u8,
+    /// Last time a batch of this producer was seen (`None` after a replay,
+    /// until the next batch or expiry pass).
+    #[serde(with = "crate::json::opt_i64_str")]
+    pub last_seen_ms: Option<i64>,
+    /// Whether a transaction is open.
+    pub transaction_open: bool,
+    /// Whether a `__mirror_state` record exists for it.
+    pub recorded: bool,
+    /// Whether it awaits [`Mapper::confirm`].
+    pub pending: bool,
+}
+
+/// The mapper of one destination partition.
+#[derive(Debug)]
+pub struct Mapper {
+    pub(crate) config: MapperConfig,
+    pub(crate) table: Table,
+    /// Pending bindings, if any.
+    stage: Option<Stage>,
+    /// The savepoint of the all-or-nothing call under way, if any (its
+    /// buffer is kept between calls).
+    call: Savepoint,
+    in_call: bool,
+    /// Counts calls, so that one call returns a pending record once.
+    calls: u64,
+}
+
+impl Mapper {
+    /// A mapper with no bindings; fails on an invalid config.
+    pub fn new(config: MapperConfig) -> Result<Mapper> {
+        config.validate()?;
+        Ok(Mapper::with_table(config, Table::default()))
+    }
+
+    pub(crate) fn with_table(config: MapperConfig, table: Table) -> Mapper {
+        Mapper {
+            config,
+            table,
+            stage: None,
+            call: Savepoint::default(),
+            in_call: false,
+            calls: 0,
+        }
+    }
+
+    /// The config this mapper was made with.
+    pub fn config(&self) -> &MapperConfig {
+        &self.config
+    }
+
+    /// How many identities are bound, pending ones included.
+    pub fn len(&self) -> usize {
+        self.table.len()
+    }
+
+    /// Whether no identity is bound.
+    pub fn is_empty(&self) -> bool {
+        self.table.len() == 0
+    }
+
+    /// How many bindings await [`Mapper::confirm`].
+    pub fn pending(&self) -> usize {
+        self.stage.as_ref().map_or(0, Stage::len)
+    }
+
+    /// The confirmed bindings and the cluster names they use: what a
+    /// snapshot holds.
+    pub(crate) fn confirmed(&self) -> (&[String], &[Binding]) {
+        let (clusters, bindings) = match &self.stage {
+            Some(s) => (s.undo.clusters_len(), s.start()),
+            None => (self.table.clusters().len(), self.table.len()),
+        };
+        (
+            &self.table.clusters()[..clusters],
+            &self.table.bindings()[..bindings],
+        )
+    }
+
+    /// Heap bytes held by the origins map (bindings, indexes, cluster names).
+    pub fn memory_bytes(&self) -> usize {
+        self.table.memory_bytes()
+    }
+
+    /// Maps `pid` arriving from `source_cluster_id` at host time `now_ms`.
+    ///
+    /// Negative PIDs pass untouched; local PIDs ≥ 2^40 give
+    /// [`Error::PidOutOfRange`]; after 64 taken salts,
+    /// [`Error::SlotSpaceExhausted`]. On error nothing changed. A new
+    /// binding is pending until [`Mapper::confirm`].
+    pub fn map(&mut self, source_cluster_id: &str, pid: i64, now_ms: i64) -> Result<MapOutcome> {
+        self.calls += 1;
+        if let Some(idx) = self.bound(source_cluster_id, pid) {
+            return Ok(self.bound_outcome(idx, pid, now_ms));
+        }
+        Ok(self.map_indexed(source_cluster_id, pid, now_ms)?.0)
+    }
+
+    /// Makes every pending binding permanent: the host calls it once the
+    /// records returned since the last confirm are durable, and only then
+    /// appends the batches that carry their PIDs. Returns how many bindings
+    /// it confirmed.
+    pub fn confirm(&mut self) -> usize {
+        self.stage.take().map_or(0, |s| s.confirm(&mut self.table))
+    }
+
+    /// Takes back every pending binding, and every change (last-seen times,
+    /// transaction flags) made by the call that made the first of them and
+    /// by every call after it, as if those calls never happened: for a host
+    /// that could not make their records durable and will not append their
+    /// batches. Returns how many bindings it removed.
+    pub fn abort(&mut self) -> usize {
+        self.stage.take().map_or(0, |s| s.abort(&mut self.table))
+    }
+
+    /// Runs `f` as one all-or-nothing call: if it fails, every change it
+    /// made is undone, so a caller cannot forget the rollback.
+    pub(crate) fn atomically<T>(&mut self, f: impl FnOnce(&mut Mapper) -> Result<T>) -> Result<T> {
+        debug_assert!(!self.in_call, "calls do not nest");
+        self.calls += 1;
+        self.call.reset(&self.table);
+        self.in_call = true;
+        let had_stage = self.stage.is_some();
+        let result = f(self);
+        self.in_call = false;
+        if result.is_err() {
+            self.call.restore(&mut self.table);
+            if let Some(stage) = &mut self.stage {
+                stage.sync(&self.table);
+                if !had_stage {
+                    self.stage = None;
+                }
+            }
+        }
+        result
+    }
+
+    /// Refuses a call that removes bindings while some are pending.
+    fn require_confirmed(&self, call: &'static str) -> Result<()> {
+        match self.pending() {
+            0 => Ok(()),
+            pending => Err(Error::Unconfirmed { call, pending }),
+        }
+    }
+
+    /// The position of a bound identity (the hot path: no validation is
+    /// needed, since only valid identities are ever bound).
+    #[inline]
+    fn bound(&self, source: &str, pid: i64) -> Option<usize> {
+        if pid < 0 {
+            return None;
+        }
+        self.table
+            .find_identity(self.table.find_cluster(source)?, pid)
+    }
+
+    /// Touches the bound identity at `idx` and describes it; a pending
+    /// binding's record comes back once per call.
+    #[inline]
+    fn bound_outcome(&mut self, idx: usize, pid: i64, now_ms: i64) -> MapOutcome {
+        let b = *self.table.get(idx);
+        self.set_state(idx, b.last_seen.max(now_ms), b.flags);
+        let mut outcome = MapOutcome {
+            pid,
+            mapped: b.mapped,
+            salt: Some(b.salt),
+            collision: None,
+            record: None,
+            snapshot_required: false,
+        };
+        if let Some(stage) = &mut self.stage {
+            if let Some(k) = idx.checked_sub(stage.start()) {
+                if stage.returned_in[k] != self.calls {
+                    stage.returned_in[k] = self.calls;
+                    outcome.record = stage.records[k].clone();
+                    outcome.collision = collision_of(b.salt, outcome.record.as_deref());
+                    outcome.snapshot_required = outcome.collision.is_some();
+                }
+            }
+        }
+        outcome
+    }
+
+    /// [`Mapper::map`], also returning the binding's position (for the
+    /// batch path, which records transaction state on it).
+    pub(crate) fn map_indexed(
+        &mut self,
+        source: &str,
+        pid: i64,
+        now_ms: i64,
+    ) -> Result<(MapOutcome, Option<usize>)> {
+        check_source(source)?;
+        match pid::PidSpace::of(pid) {
+            pid::PidSpace::NoProducer => return Ok((MapOutcome::passthrough(pid), None)),
+            pid::PidSpace::OutOfRange => return Err(Error::PidOutOfRange { pid }),
+            _ => {}
+        }
+        if let Some(idx) = self.bound(source, pid) {
+            return Ok((self.bound_outcome(idx, pid, now_ms), Some(idx)));
+        }
+        let cluster = self.table.find_cluster(source);
+        let Some(split) = pid::split(source, pid)? else {
+            return Ok((MapOutcome::passthrough(pid), None));
+        };
+        let (salt, mapped, colliding) = self.probe(cluster, source, pid, split)?;
+        if self.stage.is_none() {
+            let call = self.in_call.then_some(&self.call);
+            self.stage = Some(Stage::open(&mut self.table, call));
+        }
+        let stage = self.stage.as_mut().expect("opened above");
+        let cluster = self.table.intern(source);
+        let recorded = salt > 0 || self.config.durability == Durability::Bindings;
+        let idx = self.table.insert(Binding {
+            pid,
+            mapped,
+            last_seen: now_ms,
+            cluster,
+            salt,
+            flags: if recorded { RECORDED } else { 0 },
+        });
+        let record = recorded.then(|| {
+            Box::new(StateRecord {
+                key: key(&self.config, source, pid),
+                value: Some(StateValue {
+                    salt: i64::from(salt),
+                    colliding_cluster_id: colliding.clone().unwrap_or_default(),
+                    timestamp_ms: now_ms,
+                }),
+            })
+        });
+        stage.records.push(record.clone());
+        stage.returned_in.push(self.calls);
+        let collision = colliding.map(|id| Collision {
+            colliding_cluster_id: id,
+        });
+        let outcome = MapOutcome {
+            pid,
+            mapped,
+            salt: Some(salt),
+            snapshot_required: collision.is_some(),
+            collision,
+            record,
+        };
+        Ok((outcome, Some(idx)))
+    }
+
+    /// Finds the first salt whose slot is free or held only by the same
+    /// producer. Reads only.
+    fn probe(
+        &self,
+        cluster: Option<u32>,
+        source: &str,
+        pid: i64,
+        split: Split<'_>,
+    ) -> Result<(u8, i64, Option<String>)> {
+        for salt in 0..MAX_PROBES {
+            let slot = pid::f_split(split, u64::from(salt));
+            if !self.slot_taken(cluster, pid, salt, slot) {
+                let colliding = (salt > 0).then(|| self.salt0_holder(split));
+                return Ok((salt, slot, colliding));
+            }
+        }
+        Err(Error::SlotSpaceExhausted {
+            source_cluster_id: source.to_owned(),
+            pid,
+        })
+    }
+
+    /// Whether `slot` is held by any producer other than the identity
+    /// (`cluster`, `pid`) probing it at `salt` (the same-producer rule of
+    /// `docs/DESIGN.md`). `cluster` is `None` for a source not seen before.
+    pub(crate) fn slot_taken(&self, cluster: Option<u32>, pid: i64, salt: u8, slot: i64) -> bool {
+        self.table
+            .holders_of(slot)
+            .any(|i| !same_producer(cluster, pid, salt, self.table.get(i)))
+    }
+
+    /// The source cluster of the holder of the identity's salt-0 slot (the
+    /// least by cluster ID and PID when several share it, so the answer does
+    /// not depend on insertion order).
+    fn salt0_holder(&self, split: Split<'_>) -> String {
+        self.holders(pid::f_split(split, 0))
+            .into_iter()
+            .next()
+            .map(|h| h.source_cluster_id.to_owned())
+            .unwrap_or_default()
+    }
+
+    /// The binding of an identity, if bound.
+    pub fn lookup(&self, source_cluster_id: &str, pid: i64) -> Option<BindingView<'_>> {
+        let cluster = self.table.find_cluster(source_cluster_id)?;
+        let idx = self.table.find_identity(cluster, pid)?;
+        Some(self.view(idx))
+    }
+
+    /// Every binding, in storage order.
+    pub fn bindings(&self) -> impl Iterator<Item = BindingView<'_>> + '_ {
+        (0..self.table.len()).map(|i| self.view(i))
+    }
+
+    /// The identities holding `mapped` (more than one when the same upstream
+    /// producer reaches this partition by several paths), ordered by source
+    /// cluster ID and PID, the same on every engine.
+    pub fn holders(&self, mapped: i64) -> Vec<BindingView<'_>> {
+        let mut out: Vec<_> = self
+            .table
+            .holders_of(mapped)
+            .map(|i| self.view(i))
+            .collect();
+        out.sort_unstable_by(|a, b| {
+            (a.source_cluster_id, a.pid).cmp(&(b.source_cluster_id, b.pid))
+        });
+        out
+    }
+
+    fn view(&self, idx: usize) -> BindingView<'_> {
+        let b = self.table.get(idx);
+        BindingView {
+            source_cluster_id: self.table.cluster_name(b.cluster),
+            pid: b.pid,
+            mapped: b.mapped,
+            salt: b.salt,
+            last_seen_ms: (b.last_seen != UNKNOWN_LAST_SEEN).then_some(b.last_seen),
+            transaction_open: b.flags & TXN_OPEN != 0,
+            recorded: b.flags & RECORDED != 0,
+            pending: self.stage.as_ref().is_some_and(|s| idx >= s.start()),
+        }
+    }
+
+    /// Applies one `__mirror_state` record, as a new leader does while
+    /// replaying the topic in log order.
+    ///
+    /// Records of other partitions are skipped. A value binds the identity
+    /// with the record's salt, replacing any binding it had; holders of that
+    /// slot that are not the same producer are evicted, since the record is
+    /// newer than any snapshot that put them there. A tombstone unbinds.
+    /// Refused with [`Error::Unconfirmed`] while bindings are pending.
+    pub fn load_record(&mut self, record: &StateRecord) -> Result<LoadOutcome> {
+        let key = &record.key;
+        check_source(&key.source_cluster_id)?;
+        if key.topic_id != self.config.topic_id || key.partition != self.config.partition {
+            return Ok(LoadOutcome::Skipped);
+        }
+        let pid = key.original_pid;
+        let split = match pid::split(&key.source_cluster_id, pid) {
+            Ok(Some(split)) => split,
+            _ => return Err(Error::InvalidRecordPid { pid }),
+        };
+        let salt = match &record.value {
+            None => None,
+            Some(value) => Some(
+                u8::try_from(value.salt)
+                    .ok()
+                    .filter(|s| *s < MAX_PROBES)
+                    .ok_or(Error::InvalidSalt { salt: value.salt })?,
+            ),
+        };
+        self.require_confirmed("load_record")?;
+        let cluster = self.table.find_cluster(&key.source_cluster_id);
+        let existing = cluster.and_then(|c| self.table.find_identity(c, pid));
+        let Some(salt) = salt else {
+            if let Some(idx) = existing {
+                self.table.remove_at(idx);
+            }
+            return Ok(LoadOutcome::Deleted {
+                existed: existing.is_some(),
+            });
+        };
+        let mapped = pid::f_split(split, u64::from(salt));
+        if let Some(idx) = existing {
+            let b = *self.table.get(idx);
+            if b.mapped == mapped {
+                self.table.set_state(idx, b.last_seen, b.flags | RECORDED);
+                return Ok(LoadOutcome::Bound {
+                    mapped,
+                    evicted: Vec::new(),
+                });
+            }
+            self.table.remove_at(idx);
+        }
+        let mut conflicting: Vec<usize> = self
+            .table
+            .holders_of(mapped)
+            .filter(|&i| !same_producer(cluster, pid, salt, self.table.get(i)))
+            .collect();
+        conflicting.sort_unstable_by(|a, b| b.cmp(a));
+        let evicted = conflicting
+            .into_iter()
+            .map(|i| {
+                let b = self.table.remove_at(i);
+                (self.table.cluster_name(b.cluster).to_owned(), b.pid)
+            })
+            .collect();
+        let cluster = self.table.intern(&key.source_cluster_id);
+        self.table.insert(Binding {
+            pid,
+            mapped,
+            last_seen: UNKNOWN_LAST_SEEN,
+            cluster,
+            salt,
+            flags: RECORDED,
+        });
+        Ok(LoadOutcome::Bound { mapped, evicted })
+    }
+
+    /// Drops every binding idle for at least `producerExpirationMs` with no
+    /// open transaction, freeing its slot; returns a tombstone for each one
+    /// that had a record, in storage order.
+    ///
+    /// A binding loaded from a record has no known last-seen time: the first
+    /// expiry pass starts its idle clock at `now_ms` instead of dropping it,
+    /// so a leader change never expires a producer that is still active.
+    /// Refused with [`Error::Unconfirmed`] while bindings are pending.
+    pub fn expire(&mut self, now_ms: i64) -> Result<Vec<StateRecord>> {
+        self.require_confirmed("expire")?;
+        let limit = self.config.producer_expiration_ms;
+        let mut dropped = Vec::new();
+        for idx in (0..self.table.len()).rev() {
+            let b = *self.table.get(idx);
+            if b.last_seen == UNKNOWN_LAST_SEEN {
+                self.table.set_state(idx, now_ms, b.flags);
+            } else if b.flags & TXN_OPEN == 0 && now_ms.saturating_sub(b.last_seen) >= limit {
+                dropped.push(self.table.remove_at(idx));
+            }
+        }
+        dropped.reverse();
+        Ok(self.tombstones(dropped))
+    }
+
+    /// Drops every binding holding `mapped` (the host's producer state
+    /// expired it); returns tombstones for those that had records. Refused
+    /// with [`Error::Unconfirmed`] while bindings are pending.
+    pub fn expire_pid(&mut self, mapped: i64) -> Result<Vec<StateRecord>> {
+        self.require_confirmed("expire_pid")?;
+        let mut idxs: Vec<usize> = self.table.holders_of(mapped).collect();
+        idxs.sort_unstable_by(|a, b| b.cmp(a));
+        let dropped: Vec<Binding> = idxs.into_iter().map(|i| self.table.remove_at(i)).collect();
+        Ok(self.tombstones(dropped))
+    }
+
+    fn tombstones(&self, dropped: Vec<Binding>) -> Vec<StateRecord> {
+        dropped
+            .into_iter()
+            .filter(|b| b.flags & RECORDED != 0)
+            .map(|b| {
+                let source = self.table.cluster_name(b.cluster);
+                StateRecord::tombstone(key(&self.config, source, b.pid))
+            })
+            .collect()
+    }
+
+    /// Marks the binding at `idx` as having an open transaction or not
+    /// (fed by the batch path).
+    pub(crate) fn set_transaction(&mut self, idx: usize, open: bool) {
+        let b = *self.table.get(idx);
+        let flags = if open {
+            b.flags | TXN_OPEN
+        } else {
+            b.flags & !TXN_OPEN
+        };
+        self.set_state(idx, b.last_seen, flags);
+    }
+
+    /// Changes a binding's state, saving the old one for the call under way
+    /// and for the stage first.
+    #[inline]
+    fn set_state(&mut self, idx: usize, last_seen: i64, flags: u8) {
+        if self.in_call {
+            self.call.save(&self.table, idx);
+        }
+        if let Some(stage) = &mut self.stage {
+            stage.save(&mut self.table, idx);
+        }
+        let keep = self.table.get(idx).flags & table::STAGE_SAVED;
+        self.table.set_state(idx, last_seen, flags | keep);
+    }
+}
+
+/// The `__mirror_state` key of an identity of this mapper's partition.
+fn key(config: &MapperConfig, source: &str, pid: i64) -> StateKey {
+    StateKey {
+        topic_id: config.topic_id,
+        partition: config.partition,
+        source_cluster_id: source.to_owned(),
+        original_pid: pid,
+    }
+}
+
+/// The collision a pending binding reports again.
+fn collision_of(salt: u8, record: Option<&StateRecord>) -> Option<Collision> {
+    let value = record?.value.as_ref()?;
+    (salt > 0).then(|| Collision {
+        colliding_cluster_id: value.colliding_cluster_id.clone(),
+    })
+}
+
+/// A source cluster ID must be non-empty and fit a Kafka STRING.
+pub(crate) fn check_source(source: &str) -> Result<()> {
+    if source.is_empty() || source.len() > i16::MAX as usize {
+        return Err(Error::invalid(format!(
+            "source cluster ID must be 1 to 32767 bytes of UTF-8, got {} bytes",
+            source.len()
+        )));
+    }
+    Ok(())
+}
+
+/// The same-producer rule, for an unbound identity meeting a holder of the
+/// slot it probes at `salt`.
+fn same_producer(cluster: Option<u32>, pid: i64, salt: u8, holder: &Binding) -> bool {
+    if cluster == Some(holder.cluster) {
+        return holder.pid == pid;
+    }
+    (pid::is_mirrored(pid) || pid::is_mirrored(holder.pid)) && salt == 0 && holder.salt == 0
+}
+
+#[cfg(test)]
+mod tests;

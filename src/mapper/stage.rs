@@ -1,0 +1,142 @@
+//! Undo: savepoints for all-or-nothing calls, and the stage that holds
+//! provisional bindings until the host confirms their records are durable.
+//!
+//! Both rely on one property of the table while they are open: bindings
+//! are only appended or changed in place (last-seen time, flags), never
+//! removed, so "everything after position n" is exactly what was added and
+//! a list of saved states undoes the rest. The mapper refuses the calls
+//! that remove bindings (expiry, records) while a stage is open.
+
+use super::table::{Table, STAGE_SAVED};
+use crate::record::StateRecord;
+
+/// What the table looked like at one point, and how to get back there.
+#[derive(Debug, Default)]
+pub(crate) struct Savepoint {
+    bindings_len: usize,
+    clusters_len: usize,
+    /// (position, last_seen, flags) of bindings older than the savepoint,
+    /// as they were before their first change after it.
+    touched: Vec<(u32, i64, u8)>,
+}
+
+impl Savepoint {
+    /// Starts a savepoint at the table's current state, reusing `self`'s
+    /// buffer so that a call on the hot path does not allocate.
+    pub(crate) fn reset(&mut self, table: &Table) {
+        self.bindings_len = table.len();
+        self.clusters_len = table.clusters().len();
+        self.touched.clear();
+    }
+
+    /// Bindings that existed when the savepoint was taken.
+    pub(crate) fn bindings_len(&self) -> usize {
+        self.bindings_len
+    }
+
+    /// Cluster names that existed when the savepoint was taken.
+    pub(crate) fn clusters_len(&self) -> usize {
+        self.clusters_len
+    }
+
+    /// Saves the state of the binding at `idx` before a change, if it is
+    /// older than the savepoint.
+    #[inline]
+    pub(crate) fn save(&mut self, table: &Table, idx: usize) {
+        if idx < self.bindings_len {
+            let b = table.get(idx);
+            self.touched.push((idx as u32, b.last_seen, b.flags));
+        }
+    }
+
+    /// Puts the table back as it was at the savepoint.
+    pub(crate) fn restore(&mut self, table: &mut Table) {
+        for &(idx, last_seen, flags) in self.touched.iter().rev() {
+            table.set_state(idx as usize, last_seen, flags);
+        }
+        self.touched.clear();
+        table.truncate(self.bindings_len);
+        table.truncate_clusters(self.clusters_len);
+    }
+}
+
+/// Bindings made since the last confirm, with the records that make them
+/// durable. The pending bindings are the table's positions from
+/// `undo.bindings_len()` on, in order.
+#[derive(Debug)]
+pub(crate) struct Stage {
+    pub(crate) undo: Savepoint,
+    /// For each pending binding, its record (`None` for a salt-0 binding
+    /// under `collisions` durability).
+    pub(crate) records: Vec<Option<Box<StateRecord>>>,
+    /// For each pending binding, the call that last returned its record,
+    /// so that one call returns it once.
+    pub(crate) returned_in: Vec<u64>,
+}
+
+impl Stage {
+    /// Opens a stage at the table's current state. Opened inside a call,
+    /// it also takes over what the call changed before its first new
+    /// binding, so that an abort undoes the whole call.
+    pub(crate) fn open(table: &mut Table, call: Option<&Savepoint>) -> Stage {
+        let mut undo = Savepoint::default();
+        undo.reset(table);
+        for &(idx, last_seen, flags) in call.map_or(&[][..], |c| &c.touched[..]) {
+            undo.touched.push((idx, last_seen, flags));
+            let b = *table.get(idx as usize);
+            table.set_state(idx as usize, b.last_seen, b.flags | STAGE_SAVED);
+        }
+        Stage {
+            undo,
+            records: Vec::new(),
+            returned_in: Vec::new(),
+        }
+    }
+
+    /// The first pending position.
+    pub(crate) fn start(&self) -> usize {
+        self.undo.bindings_len()
+    }
+
+    /// How many bindings are pending.
+    pub(crate) fn len(&self) -> usize {
+        self.records.len()
+    }
+
+    /// Saves a binding's state before its first change in this stage.
+    #[inline]
+    pub(crate) fn save(&mut self, table: &mut Table, idx: usize) {
+        if idx < self.start() {
+            let b = *table.get(idx);
+            if b.flags & STAGE_SAVED == 0 {
+                self.undo.save(table, idx);
+                table.set_state(idx, b.last_seen, b.flags | STAGE_SAVED);
+            }
+        }
+    }
+
+    /// Forgets pending bindings beyond the table's length (a failed call
+    /// took them back).
+    pub(crate) fn sync(&mut self, table: &Table) {
+        let len = table.len().saturating_sub(self.start());
+        self.records.truncate(len);
+        self.returned_in.truncate(len);
+    }
+
+    /// Makes every pending binding permanent.
+    pub(crate) fn confirm(self, table: &mut Table) -> usize {
+        for &(idx, _, _) in &self.undo.touched {
+            let b = *table.get(idx as usize);
+            table.set_state(idx as usize, b.last_seen, b.flags & !STAGE_SAVED);
+        }
+        self.len()
+    }
+
+    /// Removes every pending binding and undoes every change since the
+    /// stage opened.
+    pub(crate) fn abort(mut self, table: &mut Table) -> usize {
+        let n = self.len();
+        self.undo.restore(table);
+        n
+    }
+}

@@ -1,0 +1,137 @@
+use super::*;
+use crate::topic::TopicId;
+
+fn mapper() -> Mapper {
+    Mapper::new(MapperConfig::new(TopicId([7; 16]), 1)).unwrap()
+}
+
+#[test]
+fn failed_call_undoes_bindings_touches_and_clusters() {
+    let mut m = mapper();
+    m.map("A", 1, 10).unwrap();
+    m.confirm();
+    let before = m.snapshot();
+    let r: Result<()> = m.atomically(|m| {
+        let (_, idx) = m.map_indexed("A", 1, 99)?;
+        m.set_transaction(idx.unwrap(), true);
+        m.map_indexed("new-cluster", 2, 99)?;
+        m.map_indexed("A", 3, 99)?;
+        assert_eq!(m.len(), 3);
+        Err(Error::invalid("fail on purpose"))
+    });
+    assert!(r.is_err());
+    assert_eq!(m.snapshot(), before);
+    assert_eq!(m.pending(), 0);
+    assert!(m.table.find_cluster("new-cluster").is_none());
+    assert_eq!(m.lookup("A", 1).unwrap().last_seen_ms, Some(10));
+    // A successful call keeps its changes.
+    m.atomically(|m| m.map_indexed("B", 1, 5)).unwrap();
+    assert!(m.lookup("B", 1).is_some());
+}
+
+#[test]
+fn a_failed_call_inside_a_stage_keeps_the_earlier_pending_bindings() {
+    let mut m = mapper();
+    m.map("A", 1, 10).unwrap();
+    let r: Result<()> = m.atomically(|m| {
+        m.map_indexed("A", 2, 11)?;
+        Err(Error::invalid("fail on purpose"))
+    });
+    assert!(r.is_err());
+    assert_eq!(m.pending(), 1);
+    assert!(m.lookup("A", 2).is_none());
+    assert!(m.lookup("A", 1).unwrap().pending);
+    assert_eq!(m.confirm(), 1);
+    assert!(!m.lookup("A", 1).unwrap().pending);
+}
+
+#[test]
+fn pending_records_come_back_until_confirmed() {
+    let mut m = mapper();
+    let first = m.map("A", 1, 10).unwrap();
+    assert!(first.record.is_some());
+    // A retry gets the same record again, and the same PID.
+    let again = m.map("A", 1, 20).unwrap();
+    assert_eq!(again.record, first.record);
+    assert_eq!(again.mapped, first.mapped);
+    assert_eq!(m.pending(), 1);
+    assert_eq!(m.confirm(), 1);
+    assert_eq!(m.map("A", 1, 30).unwrap().record, None);
+    assert_eq!(m.confirm(), 0);
+}
+
+#[test]
+fn abort_restores_the_last_confirmed_state() {
+    let mut m = mapper();
+    m.map("A", 1, 10).unwrap();
+    m.confirm();
+    let confirmed = m.snapshot();
+    m.map("B", 7, 50).unwrap();
+    m.map("A", 1, 50).unwrap();
+    m.map("C", 8, 50).unwrap();
+    // Snapshots hold confirmed bindings only.
+    assert_eq!(m.snapshot().len(), confirmed.len());
+    assert_eq!(m.abort(), 2);
+    assert_eq!(m.snapshot(), confirmed);
+    assert_eq!(m.lookup("A", 1).unwrap().last_seen_ms, Some(10));
+    assert!(m.table.find_cluster("B").is_none());
+}
+
+#[test]
+fn removals_wait_for_confirm() {
+    let mut m = mapper();
+    let out = m.map("A", 1, 10).unwrap();
+    assert!(matches!(
+        m.expire(i64::MAX),
+        Err(Error::Unconfirmed { pending: 1, .. })
+    ));
+    assert!(matches!(
+        m.expire_pid(out.mapped),
+        Err(Error::Unconfirmed { .. })
+    ));
+    let record = out.record.unwrap();
+    assert!(matches!(
+        m.load_record(&record),
+        Err(Error::Unconfirmed { .. })
+    ));
+    m.confirm();
+    assert_eq!(m.expire(i64::MAX).unwrap().len(), 1);
+}
+
+#[test]
+fn removal_keeps_indexes_consistent() {
+    let mut m = mapper();
+    for pid in 0..50 {
+        m.map("A", pid, pid).unwrap();
+    }
+    m.confirm();
+    for pid in (0..50).step_by(3) {
+        let mapped = m.lookup("A", pid).unwrap().mapped;
+        assert_eq!(m.expire_pid(mapped).unwrap().len(), 1);
+    }
+    for pid in 0..50 {
+        let found = m.lookup("A", pid);
+        assert_eq!(found.is_some(), pid % 3 != 0, "pid {pid}");
+        if let Some(b) = found {
+            assert_eq!(m.holders(b.mapped).len(), 1);
+        }
+    }
+}
+
+#[test]
+fn abort_undoes_the_whole_call_that_opened_the_stage() {
+    let mut m = mapper();
+    m.map("A", 1, 10).unwrap();
+    m.confirm();
+    let confirmed = m.snapshot();
+    // One call touches A/1 first, then binds B/7: abort undoes both.
+    m.atomically(|m| {
+        m.map_indexed("A", 1, 60)?;
+        m.map_indexed("B", 7, 60)
+    })
+    .unwrap();
+    assert_eq!(m.lookup("A", 1).unwrap().last_seen_ms, Some(60));
+    assert_eq!(m.abort(), 1);
+    assert_eq!(m.snapshot(), confirmed);
+    assert_eq!(m.lookup("A", 1).unwrap().last_seen_ms, Some(10));
+}
