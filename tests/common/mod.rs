@@ -106,6 +106,8 @@ pub fn records() -> (String, String, Vec<RecordVector>) {
 /// The topic every scenario runs in.
 pub const TOPIC: &str = "bxw7Kp1OS3-KHC0-T1prfA";
 pub mod clusters;
+#[cfg(not(target_arch = "wasm32"))]
+pub mod crash;
 
 /// Everything a failed call must leave unchanged: the snapshot (confirmed
 /// bindings with their last-seen times and flags) and the number of bound

@@ -1,0 +1,103 @@
+//! The persistence protocol under every fault a host can meet, through the
+//! broker module in wasmtime: the runs of `tests/crash_points.rs`, with
+//! `mp_rewrite`, `mp_confirm`, `mp_abort`, `mp_snapshot`, `mp_restore`,
+//! `mp_load_record` and `mp_expire` as the leader.
+
+#[path = "../../tests/common/crash.rs"]
+mod crash;
+
+use std::cell::RefCell;
+use std::rc::Rc;
+
+use crash::{Fault, Host, Leader, Raw, Step};
+use mirrorpid_host::{default_module_path, BrokerModule, RawRecord};
+
+/// One mapper of a module instance shared by every run.
+struct Module {
+    module: Rc<RefCell<BrokerModule>>,
+    handle: i32,
+}
+
+impl Module {
+    fn new(module: &Rc<RefCell<BrokerModule>>) -> Module {
+        let handle = module.borrow_mut().mapper_new(crash::CONFIG).unwrap();
+        Module {
+            module: module.clone(),
+            handle,
+        }
+    }
+}
+
+impl Drop for Module {
+    fn drop(&mut self) {
+        let _ = self.module.borrow_mut().mapper_free(self.handle);
+    }
+}
+
+fn raw(records: Vec<RawRecord>) -> Vec<Raw> {
+    records.into_iter().map(|r| (r.key, r.value)).collect()
+}
+
+impl Leader for Module {
+    fn rewrite(&mut self, source: &str, buf: &mut [u8], now: i64) -> Result<Vec<Raw>, String> {
+        let out = self
+            .module
+            .borrow_mut()
+            .rewrite(self.handle, source, buf, now, 0)
+            .map_err(|e| e.to_string())?;
+        Ok(raw(out.records))
+    }
+    fn confirm(&mut self) -> usize {
+        self.module.borrow_mut().confirm(self.handle).unwrap()
+    }
+    fn abort(&mut self) -> usize {
+        self.module.borrow_mut().abort(self.handle).unwrap()
+    }
+    fn snapshot(&mut self) -> Vec<u8> {
+        self.module.borrow_mut().snapshot(self.handle).unwrap()
+    }
+    fn expire(&mut self, now: i64) -> Vec<Raw> {
+        raw(self.module.borrow_mut().expire(self.handle, now).unwrap())
+    }
+    fn elect(&mut self, snapshot: Option<&[u8]>, records: &[Raw]) {
+        let mut m = self.module.borrow_mut();
+        m.mapper_free(self.handle).unwrap();
+        self.handle = match snapshot {
+            Some(bytes) => m.restore(bytes).unwrap(),
+            None => m.mapper_new(crash::CONFIG).unwrap(),
+        };
+        for (k, v) in records {
+            m.load_record(self.handle, k, v.as_deref()).unwrap();
+        }
+    }
+}
+
+fn module() -> Rc<RefCell<BrokerModule>> {
+    Rc::new(RefCell::new(
+        BrokerModule::load(&default_module_path()).expect("run scripts/build.sh first"),
+    ))
+}
+
+#[test]
+fn lost_records_then_retry_then_failover_in_the_other_order() {
+    let module = module();
+    let b9 = mirrorpid::map_pid("B", 9, 0).unwrap();
+    let mut host = Host::new(Module::new(&module), "issue example".into());
+    host.fetch_with(4, &[9, b9], Some(Fault::RecordsLostRetry));
+    host.step(&Step::Elect { snapshot: false }, None);
+    host.fetch_with(4, &[b9, 9], None);
+    host.finish();
+}
+
+#[test]
+fn no_fault_at_any_step_changes_a_mapping() {
+    let module = module();
+    let runs = crash::run_all(24, 28, || Module::new(&module));
+    assert!(runs > 24 * 28, "faults were injected ({runs} runs)");
+    // Every mapper was freed: the instance holds none.
+    assert_eq!(
+        module.borrow_mut().mapper_len(1).unwrap_err().code,
+        100,
+        "handle 1 was freed"
+    );
+}
