@@ -107,8 +107,8 @@ pub enum Event {
     Produce {
         /// The producer.
         producer: String,
-        /// How many batches.
-        #[serde(default = "one")]
+        /// How many batches (1 to [`crate::sim::MAX_COUNT`]).
+        #[serde(default = "one", deserialize_with = "count")]
         count: u32,
         /// Whether the batches are transactional.
         #[serde(default)]
@@ -170,4 +170,16 @@ pub enum Event {
 
 fn one() -> u32 {
     1
+}
+
+/// A `produce` count, refused with its own message when out of range.
+fn count<'de, D: serde::Deserializer<'de>>(d: D) -> Result<u32, D::Error> {
+    let n = u64::deserialize(d)?;
+    match u32::try_from(n) {
+        Ok(c) if (1..=crate::sim::MAX_COUNT).contains(&c) => Ok(c),
+        _ => Err(serde::de::Error::custom(format!(
+            "count {n} is outside 1 to {} batches per event",
+            crate::sim::MAX_COUNT
+        ))),
+    }
 }

@@ -26,6 +26,21 @@ use crate::topic::TopicId;
 /// The clock at the start of every run (2025-11-29T08:00:00Z).
 pub const START_MS: i64 = 1_764_403_200_000;
 
+/// The most clusters a scenario may have.
+pub const MAX_CLUSTERS: usize = 500;
+/// The most mirror links a scenario may have at once.
+pub const MAX_LINKS: usize = 2_000;
+/// The most producers a scenario may have.
+pub const MAX_PRODUCERS: usize = 10_000;
+/// The most events a scenario may have.
+pub const MAX_EVENTS: usize = 10_000;
+/// The most batches one `produce` event may write.
+pub const MAX_COUNT: u32 = 10_000;
+/// The work budget of one run: appends of a batch at a cluster, summed over
+/// the three strategies. A batch reaches a cluster once per path, so chained
+/// diamonds multiply it; past the budget the run stops with an error.
+pub const MAX_DELIVERIES: u64 = 250_000;
+
 /// How a mirror hop treats producer IDs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -221,10 +236,25 @@ struct Sim {
     /// (cluster, source, incoming pid under mirrorpid) -> producers.
     who: BTreeMap<(usize, String, i64), BTreeSet<usize>>,
     log: Vec<String>,
+    /// Deliveries so far (see [`MAX_DELIVERIES`]).
+    deliveries: u64,
 }
 
 impl Sim {
     fn new(s: &Scenario) -> Result<Sim> {
+        let limits = [
+            ("clusters", s.clusters.len(), MAX_CLUSTERS),
+            ("links", s.links.len(), MAX_LINKS),
+            ("producers", s.producers.len(), MAX_PRODUCERS),
+            ("events", s.events.len(), MAX_EVENTS),
+        ];
+        for (what, n, max) in limits {
+            if n > max {
+                return Err(Error::invalid(format!(
+                    "the scenario has {n} {what}; the simulator takes at most {max}"
+                )));
+            }
+        }
         let topic_id: TopicId = s.topic_id.parse()?;
         let mut clusters: Vec<String> = Vec::new();
         for c in &s.clusters {
@@ -252,6 +282,7 @@ impl Sim {
             hops: BTreeMap::new(),
             who: BTreeMap::new(),
             log: Vec::new(),
+            deliveries: 0,
             clusters,
         };
         for l in &s.links {
@@ -317,6 +348,11 @@ impl Sim {
                 "{context}: a cluster cannot mirror itself"
             )));
         }
+        if self.links.len() >= MAX_LINKS && !self.links.contains(&(f, t)) {
+            return Err(Error::invalid(format!(
+                "{context}: the simulator takes at most {MAX_LINKS} links"
+            )));
+        }
         self.links.insert((f, t));
         if self.reaches(t, f) {
             self.links.remove(&(f, t));
@@ -335,18 +371,33 @@ impl Sim {
                 return true;
             }
             if seen.insert(c) {
-                stack.extend(self.links.iter().filter(|l| l.0 == c).map(|l| l.1));
+                stack.extend(self.out_links(c));
             }
         }
         false
     }
 
+    /// The clusters `c` mirrors into, in order.
+    fn out_links(&self, c: usize) -> impl Iterator<Item = usize> + '_ {
+        self.links.range((c, 0)..(c + 1, 0)).map(|l| l.1)
+    }
+
+    /// Moves the clock; an overflow is an error, not a wrap.
+    fn advance(&mut self, ms: i64) -> Result<()> {
+        self.now = self
+            .now
+            .checked_add(ms.max(0))
+            .ok_or_else(|| Error::invalid(format!("the clock overflows after {ms} ms more")))?;
+        Ok(())
+    }
+
     fn run(mut self, s: &Scenario) -> Result<Report> {
         for (i, event) in s.events.iter().enumerate() {
-            self.now += 1;
-            self.event(event).map_err(|e| {
-                Error::invalid(format!("event {} ({}): {e}", i + 1, describe(event)))
-            })?;
+            self.advance(1)
+                .and_then(|()| self.event(event))
+                .map_err(|e| {
+                    Error::invalid(format!("event {} ({}): {e}", i + 1, describe(event)))
+                })?;
         }
         Ok(self.report(s))
     }
@@ -359,6 +410,11 @@ impl Sim {
                 transactional,
             } => {
                 let p = self.producer(producer)?;
+                if *count > MAX_COUNT {
+                    return Err(Error::invalid(format!(
+                        "count {count} is over the simulator's {MAX_COUNT} batches per event"
+                    )));
+                }
                 for _ in 0..*count {
                     self.produce(p, *transactional, None)?;
                 }
@@ -414,11 +470,11 @@ impl Sim {
                 ));
             }
             Event::Advance { ms } => {
-                self.now = self.now.saturating_add((*ms).max(0));
+                self.advance(*ms)?;
                 self.log.push(format!("{ms} ms pass"));
             }
             Event::Expire { advance_ms } => {
-                self.now = self.now.saturating_add((*advance_ms).max(0));
+                self.advance(*advance_ms)?;
                 let (now, limit) = (self.now, self.config.producer_expiration_ms);
                 for world in &mut self.worlds {
                     for psm in &mut world.psm {
@@ -488,21 +544,44 @@ impl Sim {
             marker: is_marker,
         };
         for w in 0..self.worlds.len() {
-            self.deliver(w, cluster, None, batch.clone(), 0)?;
+            self.deliver(w, cluster, batch.clone())?;
         }
         Ok(())
     }
 
-    /// Appends `batch` at `cluster` (arriving from `from`, or local), then
-    /// mirrors it along every link out of `cluster`.
-    fn deliver(
+    /// Appends `batch` at its own `cluster` in world `w`, then mirrors it
+    /// along every path out of it, depth first in link order. A worklist,
+    /// not recursion, so a long chain cannot exhaust the stack; every
+    /// append counts against [`MAX_DELIVERIES`].
+    fn deliver(&mut self, w: usize, cluster: usize, batch: Travelling) -> Result<()> {
+        let mut work = vec![(cluster, None, batch, 0u32)];
+        while let Some((cluster, from, batch, distance)) = work.pop() {
+            self.deliveries += 1;
+            if self.deliveries > MAX_DELIVERIES {
+                return Err(Error::invalid(format!(
+                    "the run needs more than {MAX_DELIVERIES} batch deliveries (each path \
+                     through the topology counts once): make the topology or the counts smaller"
+                )));
+            }
+            let batch = self.append_at(w, cluster, from, batch, distance)?;
+            let next: Vec<usize> = self.out_links(cluster).collect();
+            for to in next.into_iter().rev() {
+                work.push((to, Some(cluster), batch.clone(), distance + 1));
+            }
+        }
+        Ok(())
+    }
+
+    /// Appends `batch` at `cluster` (arriving from `from`, or local, after
+    /// the strategy's rewrite); returns it as appended there.
+    fn append_at(
         &mut self,
         w: usize,
         cluster: usize,
         from: Option<usize>,
         mut batch: Travelling,
         distance: u32,
-    ) -> Result<()> {
+    ) -> Result<Travelling> {
         let strategy = self.worlds[w].strategy;
         if let Some(src) = from {
             let incoming = read_pid(&batch.bytes);
@@ -556,16 +635,7 @@ impl Sim {
             marker: batch.marker,
             now_ms: self.now,
         });
-        let next: Vec<usize> = self
-            .links
-            .iter()
-            .filter(|l| l.0 == cluster)
-            .map(|l| l.1)
-            .collect();
-        for to in next {
-            self.deliver(w, to, Some(cluster), batch.clone(), distance + 1)?;
-        }
-        Ok(())
+        Ok(batch)
     }
 
     fn elect(&mut self, c: usize, with_snapshot: bool) -> Result<()> {
