@@ -54,9 +54,24 @@ pub enum ControlType {
 }
 
 impl ControlType {
+    /// Its name in outcomes and JSON: `"abort"`, `"commit"` or `"other"`.
+    pub fn name(self) -> &'static str {
+        match self {
+            ControlType::Abort => "abort",
+            ControlType::Commit => "commit",
+            ControlType::Other(_) => "other",
+        }
+    }
+
     /// Whether this marker ends a transaction.
     pub fn ends_transaction(self) -> bool {
         matches!(self, ControlType::Abort | ControlType::Commit)
+    }
+}
+
+impl serde::Serialize for ControlType {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.name())
     }
 }
 
@@ -76,6 +91,13 @@ impl<'a> Batch<'a> {
     /// Wraps exactly one batch; `bytes` must hold at least the header.
     fn new(bytes: &'a [u8]) -> Batch<'a> {
         debug_assert!(bytes.len() >= HEADER_LEN);
+        Batch { bytes }
+    }
+
+    /// Wraps one complete v2 batch this crate built (the simulator's).
+    #[cfg(feature = "sim")]
+    pub(crate) fn whole(bytes: &'a [u8]) -> Batch<'a> {
+        assert!(bytes.len() >= HEADER_LEN, "a whole batch");
         Batch { bytes }
     }
 
@@ -194,6 +216,45 @@ impl<'a> Batch<'a> {
             Err(e @ Error::MalformedControlBatch { .. }) => Err(e),
             Err(_) => Err(bad("control record is truncated")),
         }
+    }
+}
+
+/// The one thing a rewrite changes in a batch: its producer ID, with the
+/// CRC patched to match (bytes 43..51 and 17..21; nothing else is read or
+/// written, the records least of all).
+#[derive(Debug)]
+pub struct BatchMut<'a> {
+    bytes: &'a mut [u8],
+}
+
+impl<'a> BatchMut<'a> {
+    /// The complete v2 batch at `offset` of `buf`, as a walker yielded it
+    /// (its batchLength is known to fit).
+    pub(crate) fn at(buf: &'a mut [u8], offset: usize) -> BatchMut<'a> {
+        let len = LOG_OVERHEAD + i32::from_be_bytes(be(buf, offset + 8)) as usize;
+        BatchMut {
+            bytes: &mut buf[offset..offset + len],
+        }
+    }
+
+    /// One complete v2 batch this crate built (the simulator's).
+    #[cfg(feature = "sim")]
+    pub(crate) fn whole(bytes: &'a mut [u8]) -> BatchMut<'a> {
+        BatchMut::at(bytes, 0)
+    }
+
+    /// Writes `pid` as the producer ID and patches the CRC from the old CRC
+    /// and the 8 changed bytes: a valid CRC stays valid, a wrong one stays
+    /// wrong.
+    pub fn set_producer_id(&mut self, pid: i64) {
+        let at = PRODUCER_ID_OFFSET;
+        let old: [u8; 8] = be(self.bytes, at);
+        let new = pid.to_be_bytes();
+        let crc = u32::from_be_bytes(be(self.bytes, CRC_OFFSET));
+        let after = (self.bytes.len() - at - 8) as u64;
+        let patched = crate::crc::patch(crc, &old, &new, after);
+        self.bytes[at..at + 8].copy_from_slice(&new);
+        self.bytes[CRC_OFFSET..CRC_OFFSET + 4].copy_from_slice(&patched.to_be_bytes());
     }
 }
 

@@ -18,8 +18,9 @@
 //! * [`batch`] and [`rewrite`]: the data path. Fetch bytes → batch headers
 //!   → mapper → the same bytes with producerId rewritten and the CRC patched
 //!   without reading the records ([`crc`]).
-//! * [`sim`]: a topology simulator comparing verbatim mirroring, the
-//!   stateless `-(pid+2)` rewrite and mirrorpid.
+//! * `sim` (feature `sim`, on with `js`): a topology simulator comparing
+//!   verbatim mirroring, the stateless `-(pid+2)` rewrite and mirrorpid. A
+//!   broker's build leaves it out.
 //!
 //! The core is plain safe Rust with no clock and no randomness: the host
 //! passes `now_ms`, and the same inputs give the same outputs on every
@@ -43,10 +44,9 @@ pub mod error;
 pub mod json;
 pub mod mapper;
 pub mod pid;
-pub mod psm;
 pub mod record;
 pub mod rewrite;
-pub mod scenario;
+#[cfg(feature = "sim")]
 pub mod sim;
 pub mod snapshot;
 pub mod topic;

@@ -12,7 +12,7 @@
 
 use serde::Serialize;
 
-use crate::batch::{Batches, ControlType, Entry, CRC_OFFSET, PRODUCER_ID_OFFSET};
+use crate::batch::{BatchMut, Batches, ControlType, Entry};
 use crate::error::Result;
 use crate::mapper::Mapper;
 use crate::record::StateRecord;
@@ -46,8 +46,9 @@ pub struct BatchOutcome {
     pub salt: Option<u8>,
     /// Whether the batch is transactional.
     pub transactional: bool,
-    /// For a control batch: `"commit"`, `"abort"` or `"other"`.
-    pub control: Option<&'static str>,
+    /// For a control batch, its marker (`"commit"`, `"abort"` or
+    /// `"other"` in JSON).
+    pub control: Option<ControlType>,
 }
 
 /// The result of rewriting one buffer.
@@ -95,7 +96,7 @@ impl Mapper {
         };
         for (plan, outcome) in plans.iter().zip(outcomes) {
             if outcome.mapped != plan.pid {
-                write_pid(buf, plan.offset, outcome.mapped);
+                BatchMut::at(buf, plan.offset).set_producer_id(outcome.mapped);
             }
             result.snapshot_required |= outcome.snapshot_required;
             result.records.extend(outcome.record.map(|r| *r));
@@ -106,11 +107,7 @@ impl Mapper {
                 mapped_pid: outcome.mapped,
                 salt: outcome.salt,
                 transactional: plan.transactional,
-                control: plan.control.map(|c| match c {
-                    ControlType::Commit => "commit",
-                    ControlType::Abort => "abort",
-                    ControlType::Other(_) => "other",
-                }),
+                control: plan.control,
             });
         }
         Ok(result)
@@ -177,24 +174,4 @@ fn scan(buf: &[u8], options: RewriteOptions) -> Result<(Vec<Plan>, usize, usize)
         }
     }
     Ok((plans, walker.consumed(), legacy))
-}
-
-/// Writes `mapped` as the producer ID of the batch at `offset` and patches
-/// its CRC; the caller has checked that the batch is complete.
-pub(crate) fn write_pid(buf: &mut [u8], offset: usize, mapped: i64) {
-    let batch_len = {
-        let mut l = [0u8; 4];
-        l.copy_from_slice(&buf[offset + 8..offset + 12]);
-        12 + i32::from_be_bytes(l) as usize
-    };
-    let at = offset + PRODUCER_ID_OFFSET;
-    let mut old = [0u8; 8];
-    old.copy_from_slice(&buf[at..at + 8]);
-    let new = mapped.to_be_bytes();
-    let mut crc = [0u8; 4];
-    crc.copy_from_slice(&buf[offset + CRC_OFFSET..offset + CRC_OFFSET + 4]);
-    let after = (batch_len - PRODUCER_ID_OFFSET - 8) as u64;
-    let patched = crate::crc::patch(u32::from_be_bytes(crc), &old, &new, after);
-    buf[at..at + 8].copy_from_slice(&new);
-    buf[offset + CRC_OFFSET..offset + CRC_OFFSET + 4].copy_from_slice(&patched.to_be_bytes());
 }

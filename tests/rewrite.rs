@@ -155,13 +155,14 @@ fn control_batches_close_transactions_and_decode() {
                 },
             )
             .unwrap();
+        assert_eq!(out.batches[0].control, Some(marker));
         assert_eq!(
-            out.batches[0].control,
-            Some(if marker == ControlType::Commit {
+            serde_json::to_value(&out.batches[0]).unwrap()["control"],
+            if marker == ControlType::Commit {
                 "commit"
             } else {
                 "abort"
-            })
+            }
         );
         assert!(!m.lookup("B", 9).unwrap().transaction_open);
         assert_only_pid_and_crc_changed(&original, &buf);

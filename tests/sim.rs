@@ -5,7 +5,7 @@
 
 mod common;
 
-use mirrorpid::psm::Corruption;
+use mirrorpid::sim::psm::Corruption;
 use mirrorpid::sim::{simulate_json, PartitionReport, Report};
 
 fn preset(name: &str) -> Report {

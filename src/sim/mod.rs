@@ -9,19 +9,22 @@
 //! [`Mapper::rewrite`], the same code a broker runs, and persists its
 //! `__mirror_state` records; an election replays them.
 
+pub mod psm;
+pub mod scenario;
+
 use std::collections::{BTreeMap, BTreeSet};
 
 use serde::Serialize;
 
-use crate::batch::{BatchBuilder, ControlType, RecordSpec};
+use crate::batch::{Batch, BatchBuilder, BatchMut, ControlType, RecordSpec};
 use crate::error::{Error, Result};
 use crate::mapper::{Mapper, MapperConfig};
 use crate::pid::{self, PidSpace};
-use crate::psm::{Appended, Corruption, ProducerState};
 use crate::record::StateRecord;
 use crate::rewrite::RewriteOptions;
-use crate::scenario::{Event, Scenario};
 use crate::topic::TopicId;
+use psm::{Appended, Corruption, ProducerState};
+use scenario::{Event, Scenario};
 
 /// The clock at the start of every run (2025-11-29T08:00:00Z).
 pub const START_MS: i64 = 1_764_403_200_000;
@@ -589,7 +592,7 @@ impl Sim {
                 Strategy::Verbatim => {}
                 Strategy::Kip => {
                     let to = incoming.wrapping_add(2).wrapping_neg();
-                    crate::rewrite::write_pid(&mut batch.bytes, 0, to);
+                    BatchMut::whole(&mut batch.bytes).set_producer_id(to);
                 }
                 Strategy::Mirrorpid => {
                     let config = self.config.clone();
@@ -768,10 +771,7 @@ impl Sim {
 
 /// The producerId of a batch the simulator built (always complete).
 fn read_pid(bytes: &[u8]) -> i64 {
-    let at = crate::batch::PRODUCER_ID_OFFSET;
-    let mut b = [0u8; 8];
-    b.copy_from_slice(&bytes[at..at + 8]);
-    i64::from_be_bytes(b)
+    Batch::whole(bytes).producer_id()
 }
 
 fn hex(bytes: &[u8]) -> String {
