@@ -32,6 +32,15 @@ ensure_wasm_tools() {
   cargo_tool wasm-bindgen wasm-bindgen-cli "$(manifest lock-version wasm-bindgen)"
 }
 
+# The nightly toolchain (minimal profile) and cargo-fuzz, for scripts/fuzz.sh.
+ensure_fuzz_tools() {
+  if ! rustup toolchain list | grep -q '^nightly'; then
+    log "installing the nightly toolchain (for cargo-fuzz)"
+    rustup toolchain install nightly --profile minimal
+  fi
+  cargo_tool cargo-fuzz cargo-fuzz "$(manifest get tools.cargo-fuzz)"
+}
+
 ensure_chromium() {
   local chromium chromedriver
   chromium=$(manifest get tools.chromium)

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Runs every test on a fresh machine, installing what is missing first:
 # fmt, clippy, native tests, the WASM builds, the broker module in wasmtime,
-# wasm-pack tests in Node and headless Chromium, and the playground's page
-# tests in headless Chromium.
+# a bounded fuzz smoke run, wasm-pack tests in Node and headless Chromium,
+# and the playground's page tests in headless Chromium.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/setup.sh"
 ensure_wasm_target
@@ -11,6 +11,7 @@ ensure_chromium
 
 log "cargo fmt --check"
 cargo fmt --all -- --check
+(cd fuzz && cargo fmt -- --check)
 
 log "cargo clippy (workspace, all targets, -D warnings)"
 cargo clippy --workspace --all-targets --features js -- -D warnings
@@ -23,6 +24,9 @@ bash scripts/build.sh
 
 log "broker module in wasmtime (no imports)"
 cargo test -p mirrorpid-host --release
+
+log "fuzz smoke: every target for a few seconds (docs/RELIABILITY.md has the long runs)"
+bash scripts/fuzz.sh smoke "${FUZZ_SMOKE_SECONDS:-5}"
 
 log "wasm-pack test --node"
 wasm-pack test --node --mode no-install . --features js

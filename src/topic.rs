@@ -59,7 +59,8 @@ impl FromStr for TopicId {
                     return Err(bad());
                 }
                 let hex: Vec<u8> = bytes.iter().copied().filter(|&b| b != b'-').collect();
-                if hex.len() != 32 {
+                // from_str_radix alone would take "+e" as 14.
+                if hex.len() != 32 || !hex.iter().all(u8::is_ascii_hexdigit) {
                     return Err(bad());
                 }
                 for (i, pair) in hex.chunks(2).enumerate() {
@@ -120,6 +121,8 @@ mod tests {
             "6f1c3b2a-9d4e-4b7f-8a1c-2d3e4f5a6bzz",
             "6f1c3b2a99d4e-4b7f-8a1c-2d3e4f5a6b7c",
             "bxw7Kp1OS3-KHC0-T1prfB", // non-canonical trailing bits
+            "6f1c3b2a-9d4e-4b7f-8a1c-2d3e4f5a6b+c", // a sign is not a digit
+            "+f1c3b2a-9d4e-4b7f-8a1c-2d3e4f5a6b7c",
         ] {
             assert!(
                 matches!(bad.parse::<TopicId>(), Err(Error::InvalidTopicId { .. })),

@@ -10,7 +10,9 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 
 use wasmtime::error::Context;
-use wasmtime::{bail, Engine, Instance, Memory, Module, Store, TypedFunc, Val};
+use wasmtime::{
+    bail, Engine, Instance, Memory, Module, Store, StoreLimits, StoreLimitsBuilder, TypedFunc, Val,
+};
 
 /// A failed ABI call: the negative status turned into its code, plus the
 /// module's `mp_last_error` text.
@@ -69,7 +71,7 @@ type LoadFn = TypedFunc<(i32, i32, i32, i32, i32), i32>;
 
 /// A loaded instance of the broker module.
 pub struct BrokerModule {
-    store: Store<()>,
+    store: Store<StoreLimits>,
     instance: Instance,
     memory: Memory,
     abi_version: TypedFunc<(), i32>,
@@ -101,6 +103,23 @@ impl BrokerModule {
         let engine = Engine::default();
         let module = Module::from_file(&engine, path)
             .with_context(|| format!("loading {} (run scripts/build.sh first)", path.display()))?;
+        BrokerModule::instantiate(&engine, &module)
+    }
+
+    /// A new instance of a compiled module (compile once, instantiate many
+    /// times); fails if the module imports anything.
+    pub fn instantiate(engine: &Engine, module: &Module) -> wasmtime::Result<BrokerModule> {
+        BrokerModule::instantiate_limited(engine, module, usize::MAX)
+    }
+
+    /// [`BrokerModule::instantiate`] with linear memory capped at
+    /// `max_memory` bytes (wasmtime's `StoreLimits`), as a broker that hosts
+    /// many partitions would run it.
+    pub fn instantiate_limited(
+        engine: &Engine,
+        module: &Module,
+        max_memory: usize,
+    ) -> wasmtime::Result<BrokerModule> {
         let imports: Vec<String> = module
             .imports()
             .map(|i| format!("{}::{}", i.module(), i.name()))
@@ -108,8 +127,10 @@ impl BrokerModule {
         if !imports.is_empty() {
             bail!("the broker module must import nothing, it imports {imports:?}");
         }
-        let mut store = Store::new(&engine, ());
-        let instance = Instance::new(&mut store, &module, &[])?;
+        let limits = StoreLimitsBuilder::new().memory_size(max_memory).build();
+        let mut store = Store::new(engine, limits);
+        store.limiter(|limits| limits);
+        let instance = Instance::new(&mut store, module, &[])?;
         let memory = instance
             .get_memory(&mut store, "memory")
             .context("no `memory` export")?;

@@ -1,0 +1,385 @@
+//! Arbitrary interleavings of the broker module's exports, with arbitrary
+//! arguments, in wasmtime: no call traps, a failed `mp_rewrite` leaves the
+//! buffer and the mapper unchanged, and every pointer the module returns
+//! lies inside its memory.
+#![no_main]
+
+use std::sync::OnceLock;
+
+use arbitrary::Arbitrary;
+use libfuzzer_sys::fuzz_target;
+use mirrorpid::batch::BatchBuilder;
+use mirrorpid_host::{default_module_path, BrokerModule};
+use wasmtime::Val::{self, I32, I64};
+use wasmtime::{Engine, Module};
+
+#[derive(Arbitrary, Debug)]
+enum Call {
+    Alloc(u16),
+    AllocRaw(i32),
+    Free(u8),
+    FreeRaw(i32),
+    Write {
+        block: u8,
+        at: u16,
+        bytes: Vec<u8>,
+    },
+    Batches(Vec<i64>),
+    MapperNew {
+        config: u8,
+    },
+    MapperNewRaw {
+        block: u8,
+    },
+    MapperFree(u8),
+    Rewrite {
+        handle: u8,
+        source: u8,
+        block: u8,
+        now: i64,
+        flags: u8,
+    },
+    RewriteRaw {
+        handle: u8,
+        args: (i32, i32, i32, i32),
+        now: i64,
+        flags: i32,
+    },
+    Load {
+        handle: u8,
+        key: u8,
+        value: Option<u8>,
+    },
+    LoadRaw {
+        handle: u8,
+        args: (i32, i32, i32, i32),
+    },
+    Snapshot(u8),
+    RestoreBlock(u8),
+    RestoreSnapshot(u8),
+    Expire {
+        handle: u8,
+        now: i64,
+    },
+    ExpirePid {
+        handle: u8,
+        pid: i64,
+    },
+    Confirm(u8),
+    Abort(u8),
+    Pending(u8),
+    Len(u8),
+    SnapshotRequired(u8),
+    Output(u8),
+}
+
+const CONFIGS: [&str; 3] = [
+    r#"{"topicId":"bxw7Kp1OS3-KHC0-T1prfA","partition":0}"#,
+    r#"{"topicId":"bxw7Kp1OS3-KHC0-T1prfA","partition":0,"durability":"collisions","producerExpirationMs":1000}"#,
+    r#"{"topicId":"b6efb12a-9d2b-4c3e-8e1d-000000000001","partition":1}"#,
+];
+const SOURCES: [&str; 4] = ["A", "cluster-2123", "cluster-2336", "B"];
+/// The module's memory cap, and how much of it the fuzzer may allocate
+/// through `mp_alloc` (the rest is the module's own working room).
+const MAX_MEMORY: usize = 256 << 20;
+const MAX_ALLOCATED: i64 = 16 << 20;
+
+fn compiled() -> &'static (Engine, Module) {
+    static M: OnceLock<(Engine, Module)> = OnceLock::new();
+    M.get_or_init(|| {
+        let engine = Engine::default();
+        let module =
+            Module::from_file(&engine, default_module_path()).expect("scripts/build.sh first");
+        (engine, module)
+    })
+}
+
+struct Run {
+    m: BrokerModule,
+    blocks: Vec<(i32, i32)>,
+    handles: Vec<i32>,
+    snapshots: Vec<Vec<u8>>,
+    allocated: i64,
+}
+
+impl Run {
+    fn call(&mut self, name: &str, args: &[Val]) -> i32 {
+        match self.m.call_raw(name, args) {
+            Ok(status) => status,
+            Err(trap) => panic!("{name}({args:?}) trapped: {trap:?}"),
+        }
+    }
+    fn handle(&self, i: u8) -> i32 {
+        self.handles
+            .get(usize::from(i))
+            .copied()
+            .unwrap_or(i32::from(i) - 2)
+    }
+    fn block(&self, i: u8) -> Option<(i32, i32)> {
+        (!self.blocks.is_empty()).then(|| self.blocks[usize::from(i) % self.blocks.len()])
+    }
+    fn alloc(&mut self, len: i32) -> i32 {
+        if i64::from(len) + self.allocated > MAX_ALLOCATED {
+            return -1;
+        }
+        let p = self.call("mp_alloc", &[I32(len)]);
+        if p > 0 {
+            self.blocks.push((p, len));
+            self.allocated += i64::from(len);
+        }
+        p
+    }
+    fn put(&mut self, bytes: &[u8]) -> Option<(i32, i32)> {
+        if bytes.is_empty() {
+            return None;
+        }
+        let p = self.alloc(bytes.len() as i32);
+        (p > 0).then(|| {
+            self.m.write(p, bytes).unwrap();
+            (p, bytes.len() as i32)
+        })
+    }
+    /// What a failed call must leave unchanged (this overwrites the output).
+    fn state(&mut self, h: i32) -> Option<(Vec<u8>, usize, usize)> {
+        let snap = self.m.snapshot(h).ok()?;
+        Some((snap, self.m.mapper_len(h).ok()?, self.m.pending(h).ok()?))
+    }
+    fn check_memory(&mut self, ptr: i32, len: i32) {
+        let size = self.m.memory_size() as i64;
+        assert!(
+            ptr >= 0 && len >= 0 && i64::from(ptr) + i64::from(len) <= size,
+            "({ptr}, {len}) outside memory of {size}"
+        );
+    }
+    fn rewrite(&mut self, h: i32, args: (i32, i32, i32, i32), now: i64, flags: i32) {
+        let before = self.state(h);
+        let (bp, bl) = (args.2, args.3);
+        let size = self.m.memory_size() as i64;
+        let in_memory = bp >= 0 && bl >= 0 && i64::from(bp) + i64::from(bl) <= size;
+        let bytes = in_memory.then(|| self.m.read(bp, bl));
+        let status = self.call(
+            "mp_rewrite",
+            &[
+                I32(h),
+                I32(args.0),
+                I32(args.1),
+                I32(bp),
+                I32(bl),
+                I64(now),
+                I32(flags),
+            ],
+        );
+        if status < 0 {
+            if let Some(bytes) = bytes {
+                assert_eq!(
+                    self.m.read(bp, bl),
+                    bytes,
+                    "a failed mp_rewrite changed the buffer"
+                );
+            }
+            if before.is_some() {
+                assert_eq!(
+                    self.state(h),
+                    before,
+                    "a failed mp_rewrite changed the mapper"
+                );
+            }
+            let (p, l) = (
+                self.call("mp_last_error_ptr", &[]),
+                self.call("mp_last_error_len", &[]),
+            );
+            self.check_memory(p, l);
+            assert!(l > 0, "a failure has a message");
+        }
+    }
+}
+
+fuzz_target!(|calls: Vec<Call>| {
+    let (engine, module) = compiled();
+    let m = BrokerModule::instantiate_limited(engine, module, MAX_MEMORY).unwrap();
+    let mut run = Run {
+        m,
+        blocks: Vec::new(),
+        handles: Vec::new(),
+        snapshots: Vec::new(),
+        allocated: 0,
+    };
+    for call in calls.into_iter().take(64) {
+        match call {
+            Call::Alloc(len) => {
+                run.alloc(i32::from(len));
+            }
+            Call::AllocRaw(len) => {
+                run.alloc(len);
+            }
+            Call::Free(i) => {
+                if !run.blocks.is_empty() {
+                    let (p, _) = run.blocks.remove(usize::from(i) % run.blocks.len());
+                    assert_eq!(run.call("mp_free", &[I32(p)]), 0);
+                }
+            }
+            Call::FreeRaw(p) => {
+                if !run.blocks.iter().any(|b| b.0 == p) {
+                    assert!(
+                        run.call("mp_free", &[I32(p)]) < 0,
+                        "freeing a non-block fails"
+                    );
+                }
+            }
+            Call::Write { block, at, bytes } => {
+                if let Some((p, l)) = run.block(block) {
+                    let at = i32::from(at) % l;
+                    let n = bytes.len().min((l - at) as usize);
+                    run.m.write(p + at, &bytes[..n]).unwrap();
+                }
+            }
+            Call::Batches(pids) => {
+                let bytes: Vec<u8> = pids
+                    .iter()
+                    .take(16)
+                    .flat_map(|&pid| {
+                        BatchBuilder {
+                            producer_id: pid,
+                            producer_epoch: 0,
+                            base_sequence: 0,
+                            ..BatchBuilder::default()
+                        }
+                        .encode()
+                    })
+                    .collect();
+                run.put(&bytes);
+            }
+            Call::MapperNew { config } => {
+                let text = CONFIGS[usize::from(config) % CONFIGS.len()];
+                if let Some((p, l)) = run.put(text.as_bytes()) {
+                    let h = run.call("mp_mapper_new", &[I32(p), I32(l)]);
+                    assert!(h > 0, "a valid config makes a mapper");
+                    run.handles.push(h);
+                }
+            }
+            Call::MapperNewRaw { block } => {
+                if let Some((p, l)) = run.block(block) {
+                    let h = run.call("mp_mapper_new", &[I32(p), I32(l)]);
+                    if h > 0 {
+                        run.handles.push(h);
+                    }
+                }
+            }
+            Call::MapperFree(i) => {
+                let h = run.handle(i);
+                run.call("mp_mapper_free", &[I32(h)]);
+            }
+            Call::Rewrite {
+                handle,
+                source,
+                block,
+                now,
+                flags,
+            } => {
+                let h = run.handle(handle);
+                let src = SOURCES[usize::from(source) % SOURCES.len()];
+                let Some((sp, sl)) = run.put(src.as_bytes()) else {
+                    continue;
+                };
+                let (bp, bl) = run.block(block).unwrap_or((0, 0));
+                run.rewrite(h, (sp, sl, bp, bl), now, i32::from(flags & 7));
+            }
+            Call::RewriteRaw {
+                handle,
+                args,
+                now,
+                flags,
+            } => {
+                let h = run.handle(handle);
+                run.rewrite(h, args, now, flags);
+            }
+            Call::Load { handle, key, value } => {
+                let h = run.handle(handle);
+                let (kp, kl) = run.block(key).unwrap_or((0, 0));
+                let (vp, vl) = match value {
+                    Some(v) => run.block(v).unwrap_or((0, 0)),
+                    None => (0, -1),
+                };
+                run.call(
+                    "mp_load_record",
+                    &[I32(h), I32(kp), I32(kl), I32(vp), I32(vl)],
+                );
+            }
+            Call::LoadRaw { handle, args } => {
+                let h = run.handle(handle);
+                run.call(
+                    "mp_load_record",
+                    &[I32(h), I32(args.0), I32(args.1), I32(args.2), I32(args.3)],
+                );
+            }
+            Call::Snapshot(i) => {
+                let h = run.handle(i);
+                if let Ok(snap) = run.m.snapshot(h) {
+                    run.snapshots.push(snap);
+                }
+            }
+            Call::RestoreBlock(i) => {
+                if let Some((p, l)) = run.block(i) {
+                    let h = run.call("mp_restore", &[I32(p), I32(l)]);
+                    if h > 0 {
+                        run.handles.push(h);
+                    }
+                }
+            }
+            Call::RestoreSnapshot(i) => {
+                if !run.snapshots.is_empty() {
+                    let snap = run.snapshots[usize::from(i) % run.snapshots.len()].clone();
+                    if let Some((p, l)) = run.put(&snap) {
+                        let h = run.call("mp_restore", &[I32(p), I32(l)]);
+                        assert!(h > 0, "a snapshot restores");
+                        run.handles.push(h);
+                        assert_eq!(
+                            run.m.snapshot(h).unwrap(),
+                            snap,
+                            "restore(snapshot(m)) == m"
+                        );
+                    }
+                }
+            }
+            Call::Expire { handle, now } => {
+                let h = run.handle(handle);
+                run.call("mp_expire", &[I32(h), I64(now)]);
+            }
+            Call::ExpirePid { handle, pid } => {
+                let h = run.handle(handle);
+                run.call("mp_expire_pid", &[I32(h), I64(pid)]);
+            }
+            Call::Confirm(i) => {
+                let h = run.handle(i);
+                run.call("mp_confirm", &[I32(h)]);
+            }
+            Call::Abort(i) => {
+                let h = run.handle(i);
+                run.call("mp_abort", &[I32(h)]);
+            }
+            Call::Pending(i) => {
+                let h = run.handle(i);
+                run.call("mp_pending", &[I32(h)]);
+            }
+            Call::Len(i) => {
+                let h = run.handle(i);
+                run.call("mp_mapper_len", &[I32(h)]);
+            }
+            Call::SnapshotRequired(i) => {
+                let h = run.handle(i);
+                let s = run.call("mp_snapshot_required", &[I32(h)]);
+                assert!(s <= 1);
+            }
+            Call::Output(i) => {
+                let h = run.handle(i);
+                let (p, l) = (
+                    run.call("mp_output_ptr", &[I32(h)]),
+                    run.call("mp_output_len", &[I32(h)]),
+                );
+                if p >= 0 && l >= 0 {
+                    run.check_memory(p, l);
+                }
+            }
+        }
+    }
+});
