@@ -12,7 +12,9 @@ use mirrorpid::batch::{BatchBuilder, ControlType, RecordSpec};
 use mirrorpid::{Mapper, MapperConfig};
 
 fn write(target: &str, name: &str, bytes: &[u8]) {
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fuzz/corpus").join(target);
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("fuzz/corpus")
+        .join(target);
     fs::create_dir_all(&dir).unwrap();
     fs::write(dir.join(name), bytes).unwrap();
 }
@@ -46,14 +48,26 @@ fn write_seed_corpora() {
     ]
     .concat();
     write("rewrite", "fetch", &[[0u8].as_slice(), &fetch].concat());
-    write("rewrite", "strict-complete", &[[3u8].as_slice(), &fetch].concat());
-    write("rewrite", "truncated", &[[4u8].as_slice(), &fetch[..fetch.len() - 9]].concat());
+    write(
+        "rewrite",
+        "strict-complete",
+        &[[3u8].as_slice(), &fetch].concat(),
+    );
+    write(
+        "rewrite",
+        "truncated",
+        &[[4u8].as_slice(), &fetch[..fetch.len() - 9]].concat(),
+    );
     // records: a 2-byte split, the key, then the value (0xff first = null).
     let (b64, hex, records) = common::records();
     for (i, r) in records.iter().enumerate() {
         let split = (r.key.len() as u16).to_be_bytes();
         let value = r.value.clone().unwrap_or_else(|| vec![0xff]);
-        write("records", &format!("vector-{i}"), &[&split[..], &r.key, &value].concat());
+        write(
+            "records",
+            &format!("vector-{i}"),
+            &[&split[..], &r.key, &value].concat(),
+        );
     }
     // snapshot: mode 0 and a real snapshot.
     let mut m = Mapper::new(MapperConfig::new(b64.parse().unwrap(), 0)).unwrap();
@@ -62,7 +76,11 @@ fn write_seed_corpora() {
         m.map("cluster-2336", pid, 5).unwrap();
     }
     m.confirm();
-    write("snapshot", "snapshot", &[[0u8].as_slice(), &m.snapshot()].concat());
+    write(
+        "snapshot",
+        "snapshot",
+        &[[0u8].as_slice(), &m.snapshot()].concat(),
+    );
     // topic_id: both forms.
     write("topic_id", "base64", b64.as_bytes());
     write("topic_id", "hex", hex.as_bytes());
