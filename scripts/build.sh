@@ -4,14 +4,14 @@
 # module (dist/mirrorpid_broker.wasm), and checks the module's size budget.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/setup.sh"
+enter_root
 ensure_wasm_target
 ensure_wasm_tools
 
 while read -r name target out features; do
   log "wasm-pack build: bundle '$name' ($target -> $out)"
-  wasm-pack build --mode no-install --release --target "$target" --out-dir "$out" \
-    --no-pack . -- --features "$features" --config 'profile.release.opt-level="s"' \
-    --config 'profile.release.lto=true' --config 'profile.release.codegen-units=1' >&2
+  wasm-pack build --mode no-install --profile "$(manifest get bundle-profile)" \
+    --target "$target" --out-dir "$out" --no-pack . -- --features "$features" >&2
 done < <(manifest bundles)
 
 pkg=$(manifest get broker.package)

@@ -12,6 +12,7 @@
 # A crash is saved under fuzz/artifacts/<target>/ and fails the run.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/setup.sh"
+enter_root
 ensure_fuzz_tools
 mode=${1:-smoke}
 targets=(topic_id records snapshot rewrite scenario abi_calls)

@@ -1,10 +1,20 @@
 #!/usr/bin/env bash
-# Installs whatever the build and tests need and is missing. Sourced by
-# scripts/build.sh and scripts/test.sh; safe to run again (it checks first).
-set -euo pipefail
-cd "$(dirname "${BASH_SOURCE[0]}")/.."
-export PATH="$HOME/.cargo/bin:$PATH"
-manifest() { python3 scripts/manifest.py "$@"; }
+# Functions that install whatever the build and tests need and is missing,
+# for scripts/build.sh, test.sh and fuzz.sh to source. Sourcing it only
+# defines ROOT and functions; a script calls `enter_root` to work from the
+# repository with cargo's tools on PATH. Each ensure_* checks first, so
+# running them again is cheap.
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+
+enter_root() {
+  cd "$ROOT"
+  case ":$PATH:" in
+    *":$HOME/.cargo/bin:"*) ;;
+    *) export PATH="$HOME/.cargo/bin:$PATH" ;;
+  esac
+}
+
+manifest() { python3 "$ROOT/scripts/manifest.py" "$@"; }
 
 log() { printf '\033[1m== %s\033[0m\n' "$*" >&2; }
 

@@ -5,6 +5,7 @@
 # and the playground's page tests in headless Chromium.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/setup.sh"
+enter_root
 ensure_wasm_target
 ensure_wasm_tools
 ensure_chromium
@@ -37,6 +38,8 @@ WASM_BINDGEN_USE_BROWSER=1 wasm-pack test --headless --chrome \
 
 if [ -f tests/e2e/package.json ]; then
   ensure_e2e_modules
+  log "eslint and prettier --check on the page and its tests"
+  (cd tests/e2e && npm run --silent lint)
   log "Node package and playground page tests (playwright-core + Debian chromium)"
   (cd tests/e2e && node --test --test-concurrency=1 ./*.test.mjs)
 fi

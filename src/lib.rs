@@ -58,6 +58,7 @@ pub mod js;
 pub use error::{Error, Result};
 pub use mapper::{
     BindingView, Collision, Durability, LoadOutcome, MapOutcome, Mapper, MapperConfig,
+    SourceCluster,
 };
 pub use pid::{decode_pid, map_pid, PidInfo, PidSpace};
 pub use record::{StateKey, StateRecord, StateValue};

@@ -14,7 +14,7 @@ use serde::Serialize;
 
 use crate::batch::{BatchMut, Batches, ControlType, Entry};
 use crate::error::Result;
-use crate::mapper::Mapper;
+use crate::mapper::{Mapper, SourceCluster};
 use crate::record::StateRecord;
 
 /// How [`Mapper::rewrite`] treats its input.
@@ -86,9 +86,9 @@ impl Mapper {
         now_ms: i64,
         options: RewriteOptions,
     ) -> Result<RewriteResult> {
-        crate::mapper::check_source(source_cluster_id)?;
+        let source = SourceCluster::new(source_cluster_id)?;
         let (plans, consumed, legacy_entries) = scan(buf, options)?;
-        let outcomes = self.atomically(|m| m.map_plans(source_cluster_id, &plans, now_ms))?;
+        let outcomes = self.atomically(|m| m.map_plans(source, &plans, now_ms))?;
         let mut result = RewriteResult {
             consumed,
             legacy_entries,
@@ -115,7 +115,7 @@ impl Mapper {
 
     fn map_plans(
         &mut self,
-        source: &str,
+        source: SourceCluster<'_>,
         plans: &[Plan],
         now_ms: i64,
     ) -> Result<Vec<crate::mapper::MapOutcome>> {
@@ -159,13 +159,9 @@ fn scan(buf: &[u8], options: RewriteOptions) -> Result<(Vec<Plan>, usize, usize)
                         });
                     }
                 }
-                let pid = batch.producer_id();
-                if crate::pid::PidSpace::of(pid) == crate::pid::PidSpace::OutOfRange {
-                    return Err(crate::Error::PidOutOfRange { pid });
-                }
                 plans.push(Plan {
                     offset,
-                    pid,
+                    pid: batch.producer_id(),
                     transactional: batch.is_transactional(),
                     control: batch.control_type(offset)?,
                     base_offset: batch.base_offset(),

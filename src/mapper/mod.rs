@@ -15,109 +15,25 @@
 //! bindings back, snapshots leave them out, and calls that remove bindings
 //! (expiry, loading records) are refused. `docs/DESIGN.md` explains why.
 //!
-//! The parts: `config` (what a mapper is for), `table` (the bindings and
-//! their indexes), `stage` (savepoints and pending bindings), and this file,
-//! the policy.
+//! The parts: `config` (what a mapper is for), `outcome` (what calls
+//! return), `table` (the bindings and their indexes), `stage` (savepoints
+//! and pending bindings), `replay` (records and expiry), and this file, the
+//! policy of mapping.
 
 mod config;
+mod outcome;
+mod replay;
 mod stage;
 pub(crate) mod table;
 
-use serde::Serialize;
-
 pub use config::{Durability, MapperConfig, DEFAULT_PRODUCER_EXPIRATION_MS};
+pub use outcome::{BindingView, Collision, LoadOutcome, MapOutcome};
 use stage::{Savepoint, Stage};
 pub(crate) use table::{Binding, Table, RECORDED, TXN_OPEN, UNKNOWN_LAST_SEEN};
 
 use crate::error::{Error, Result};
 use crate::pid::{self, Split, MAX_PROBES};
 use crate::record::{StateKey, StateRecord, StateValue};
-
-/// A collision: the identity did not get its salt-0 slot.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Collision {
-    /// Source cluster of the holder of the salt-0 slot.
-    pub colliding_cluster_id: String,
-}
-
-/// The result of mapping one PID.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct MapOutcome {
-    /// The PID as it arrived.
-    pub pid: i64,
-    /// The PID to write (equal to `pid` for a non-producer).
-    pub mapped: i64,
-    /// The salt of the binding; `None` for a non-producer.
-    pub salt: Option<u8>,
-    /// Set when the binding is salted and pending (made by this call, or by
-    /// an earlier call not yet confirmed).
-    pub collision: Option<Collision>,
-    /// The `__mirror_state` record to make durable before [`Mapper::confirm`]:
-    /// set while the binding is pending, so a retry gets it again (boxed:
-    /// most calls hit a confirmed identity and produce none).
-    pub record: Option<Box<StateRecord>>,
-    /// Set with a collision: the host should snapshot its producer state.
-    pub snapshot_required: bool,
-}
-
-impl MapOutcome {
-    fn passthrough(pid: i64) -> MapOutcome {
-        MapOutcome {
-            pid,
-            mapped: pid,
-            salt: None,
-            collision: None,
-            record: None,
-            snapshot_required: false,
-        }
-    }
-}
-
-/// What [`Mapper::load_record`] did with a record.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum LoadOutcome {
-    /// The record is for another partition or topic; nothing changed.
-    Skipped,
-    /// The identity is bound to `mapped`. `evicted` lists identities whose
-    /// binding the record overrode (a stale snapshot's view).
-    Bound {
-        /// The mapped PID.
-        mapped: i64,
-        /// Identities removed because the record's slot was theirs.
-        evicted: Vec<(String, i64)>,
-    },
-    /// A tombstone; `existed` tells whether a binding was removed.
-    Deleted {
-        /// Whether the identity was bound.
-        existed: bool,
-    },
-}
-
-/// One binding of the origins map, as callers see it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct BindingView<'a> {
-    /// The direct source cluster.
-    pub source_cluster_id: &'a str,
-    /// The incoming PID.
-    #[serde(with = "crate::json::i64_str")]
-    pub pid: i64,
-    /// The mapped PID.
-    #[serde(with = "crate::json::i64_str")]
-    pub mapped: i64,
-    /// The salt.
-    pub salt: u8,
-    /// Last time a batch of this producer was seen (`None` after a replay,
-    /// until the next batch or expiry pass).
-    #[serde(with = "crate::json::opt_i64_str")]
-    pub last_seen_ms: Option<i64>,
-    /// Whether a transaction is open.
-    pub transaction_open: bool,
-    /// Whether a `__mirror_state` record exists for it.
-    pub recorded: bool,
-    /// Whether it awaits [`Mapper::confirm`].
-    pub pending: bool,
-}
 
 /// The mapper of one destination partition.
 #[derive(Debug)]
@@ -201,7 +117,8 @@ impl Mapper {
         if let Some(idx) = self.bound(source_cluster_id, pid) {
             return Ok(self.bound_outcome(idx, pid, now_ms));
         }
-        Ok(self.map_indexed(source_cluster_id, pid, now_ms)?.0)
+        let source = SourceCluster::new(source_cluster_id)?;
+        Ok(self.map_indexed(source, pid, now_ms)?.0)
     }
 
     /// Makes every pending binding permanent: the host calls it once the
@@ -244,7 +161,7 @@ impl Mapper {
     }
 
     /// Refuses a call that removes bindings while some are pending.
-    fn require_confirmed(&self, call: &'static str) -> Result<()> {
+    pub(crate) fn require_confirmed(&self, call: &'static str) -> Result<()> {
         match self.pending() {
             0 => Ok(()),
             pending => Err(Error::Unconfirmed { call, pending }),
@@ -293,23 +210,19 @@ impl Mapper {
     /// batch path, which records transaction state on it).
     pub(crate) fn map_indexed(
         &mut self,
-        source: &str,
+        source: SourceCluster<'_>,
         pid: i64,
         now_ms: i64,
     ) -> Result<(MapOutcome, Option<usize>)> {
-        check_source(source)?;
-        match pid::PidSpace::of(pid) {
-            pid::PidSpace::NoProducer => return Ok((MapOutcome::passthrough(pid), None)),
-            pid::PidSpace::OutOfRange => return Err(Error::PidOutOfRange { pid }),
-            _ => {}
-        }
+        let source = source.as_str();
         if let Some(idx) = self.bound(source, pid) {
             return Ok((self.bound_outcome(idx, pid, now_ms), Some(idx)));
         }
-        let cluster = self.table.find_cluster(source);
+        // The one place a PID is classified: no producer, or out of range.
         let Some(split) = pid::split(source, pid)? else {
             return Ok((MapOutcome::passthrough(pid), None));
         };
+        let cluster = self.table.find_cluster(source);
         let (salt, mapped, colliding) = self.probe(cluster, source, pid, split)?;
         if self.stage.is_none() {
             let call = self.in_call.then_some(&self.call);
@@ -435,128 +348,6 @@ impl Mapper {
         }
     }
 
-    /// Applies one `__mirror_state` record, as a new leader does while
-    /// replaying the topic in log order.
-    ///
-    /// Records of other partitions are skipped. A value binds the identity
-    /// with the record's salt, replacing any binding it had; holders of that
-    /// slot that are not the same producer are evicted, since the record is
-    /// newer than any snapshot that put them there. A tombstone unbinds.
-    /// Refused with [`Error::Unconfirmed`] while bindings are pending.
-    pub fn load_record(&mut self, record: &StateRecord) -> Result<LoadOutcome> {
-        let key = &record.key;
-        check_source(&key.source_cluster_id)?;
-        if key.topic_id != self.config.topic_id || key.partition != self.config.partition {
-            return Ok(LoadOutcome::Skipped);
-        }
-        let pid = key.original_pid;
-        let split = match pid::split(&key.source_cluster_id, pid) {
-            Ok(Some(split)) => split,
-            _ => return Err(Error::InvalidRecordPid { pid }),
-        };
-        let salt = match &record.value {
-            None => None,
-            Some(value) => Some(
-                u8::try_from(value.salt)
-                    .ok()
-                    .filter(|s| *s < MAX_PROBES)
-                    .ok_or(Error::InvalidSalt { salt: value.salt })?,
-            ),
-        };
-        self.require_confirmed("load_record")?;
-        let cluster = self.table.find_cluster(&key.source_cluster_id);
-        let existing = cluster.and_then(|c| self.table.find_identity(c, pid));
-        let Some(salt) = salt else {
-            if let Some(idx) = existing {
-                self.table.remove_at(idx);
-            }
-            return Ok(LoadOutcome::Deleted {
-                existed: existing.is_some(),
-            });
-        };
-        let mapped = pid::f_split(split, u64::from(salt));
-        if let Some(idx) = existing {
-            let b = *self.table.get(idx);
-            if b.mapped == mapped {
-                self.table.set_state(idx, b.last_seen, b.flags | RECORDED);
-                return Ok(LoadOutcome::Bound {
-                    mapped,
-                    evicted: Vec::new(),
-                });
-            }
-            self.table.remove_at(idx);
-        }
-        let mut conflicting: Vec<usize> = self
-            .table
-            .holders_of(mapped)
-            .filter(|&i| !same_producer(cluster, pid, salt, self.table.get(i)))
-            .collect();
-        conflicting.sort_unstable_by(|a, b| b.cmp(a));
-        let evicted = conflicting
-            .into_iter()
-            .map(|i| {
-                let b = self.table.remove_at(i);
-                (self.table.cluster_name(b.cluster).to_owned(), b.pid)
-            })
-            .collect();
-        let cluster = self.table.intern(&key.source_cluster_id);
-        self.table.insert(Binding {
-            pid,
-            mapped,
-            last_seen: UNKNOWN_LAST_SEEN,
-            cluster,
-            salt,
-            flags: RECORDED,
-        });
-        Ok(LoadOutcome::Bound { mapped, evicted })
-    }
-
-    /// Drops every binding idle for at least `producerExpirationMs` with no
-    /// open transaction, freeing its slot; returns a tombstone for each one
-    /// that had a record, in storage order.
-    ///
-    /// A binding loaded from a record has no known last-seen time: the first
-    /// expiry pass starts its idle clock at `now_ms` instead of dropping it,
-    /// so a leader change never expires a producer that is still active.
-    /// Refused with [`Error::Unconfirmed`] while bindings are pending.
-    pub fn expire(&mut self, now_ms: i64) -> Result<Vec<StateRecord>> {
-        self.require_confirmed("expire")?;
-        let limit = self.config.producer_expiration_ms;
-        let mut dropped = Vec::new();
-        for idx in (0..self.table.len()).rev() {
-            let b = *self.table.get(idx);
-            if b.last_seen == UNKNOWN_LAST_SEEN {
-                self.table.set_state(idx, now_ms, b.flags);
-            } else if b.flags & TXN_OPEN == 0 && now_ms.saturating_sub(b.last_seen) >= limit {
-                dropped.push(self.table.remove_at(idx));
-            }
-        }
-        dropped.reverse();
-        Ok(self.tombstones(dropped))
-    }
-
-    /// Drops every binding holding `mapped` (the host's producer state
-    /// expired it); returns tombstones for those that had records. Refused
-    /// with [`Error::Unconfirmed`] while bindings are pending.
-    pub fn expire_pid(&mut self, mapped: i64) -> Result<Vec<StateRecord>> {
-        self.require_confirmed("expire_pid")?;
-        let mut idxs: Vec<usize> = self.table.holders_of(mapped).collect();
-        idxs.sort_unstable_by(|a, b| b.cmp(a));
-        let dropped: Vec<Binding> = idxs.into_iter().map(|i| self.table.remove_at(i)).collect();
-        Ok(self.tombstones(dropped))
-    }
-
-    fn tombstones(&self, dropped: Vec<Binding>) -> Vec<StateRecord> {
-        dropped
-            .into_iter()
-            .filter(|b| b.flags & RECORDED != 0)
-            .map(|b| {
-                let source = self.table.cluster_name(b.cluster);
-                StateRecord::tombstone(key(&self.config, source, b.pid))
-            })
-            .collect()
-    }
-
     /// Marks the binding at `idx` as having an open transaction or not
     /// (fed by the batch path).
     pub(crate) fn set_transaction(&mut self, idx: usize, open: bool) {
@@ -572,7 +363,7 @@ impl Mapper {
     /// Changes a binding's state, saving the old one for the call under way
     /// and for the stage first.
     #[inline]
-    fn set_state(&mut self, idx: usize, last_seen: i64, flags: u8) {
+    pub(crate) fn set_state(&mut self, idx: usize, last_seen: i64, flags: u8) {
         if self.in_call {
             self.call.save(&self.table, idx);
         }
@@ -585,7 +376,7 @@ impl Mapper {
 }
 
 /// The `__mirror_state` key of an identity of this mapper's partition.
-fn key(config: &MapperConfig, source: &str, pid: i64) -> StateKey {
+pub(crate) fn key(config: &MapperConfig, source: &str, pid: i64) -> StateKey {
     StateKey {
         topic_id: config.topic_id,
         partition: config.partition,
@@ -602,20 +393,33 @@ fn collision_of(salt: u8, record: Option<&StateRecord>) -> Option<Collision> {
     })
 }
 
-/// A source cluster ID must be non-empty and fit a Kafka STRING.
-pub(crate) fn check_source(source: &str) -> Result<()> {
-    if source.is_empty() || source.len() > i16::MAX as usize {
-        return Err(Error::invalid(format!(
-            "source cluster ID must be 1 to 32767 bytes of UTF-8, got {} bytes",
-            source.len()
-        )));
+/// A direct source cluster ID, checked once where it enters (a call's
+/// argument, a record's key, a scenario): 1 to 32767 bytes of UTF-8, so it
+/// fits a Kafka STRING in the records that name it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SourceCluster<'a>(&'a str);
+
+impl<'a> SourceCluster<'a> {
+    /// Checks `id`; [`Error::InvalidInput`] if it is empty or too long.
+    pub fn new(id: &'a str) -> Result<SourceCluster<'a>> {
+        if id.is_empty() || id.len() > i16::MAX as usize {
+            return Err(Error::invalid(format!(
+                "source cluster ID must be 1 to 32767 bytes of UTF-8, got {} bytes",
+                id.len()
+            )));
+        }
+        Ok(SourceCluster(id))
     }
-    Ok(())
+
+    /// The ID.
+    pub fn as_str(self) -> &'a str {
+        self.0
+    }
 }
 
 /// The same-producer rule, for an unbound identity meeting a holder of the
 /// slot it probes at `salt`.
-fn same_producer(cluster: Option<u32>, pid: i64, salt: u8, holder: &Binding) -> bool {
+pub(crate) fn same_producer(cluster: Option<u32>, pid: i64, salt: u8, holder: &Binding) -> bool {
     if cluster == Some(holder.cluster) {
         return holder.pid == pid;
     }

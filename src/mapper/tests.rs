@@ -12,10 +12,10 @@ fn failed_call_undoes_bindings_touches_and_clusters() {
     m.confirm();
     let before = m.snapshot();
     let r: Result<()> = m.atomically(|m| {
-        let (_, idx) = m.map_indexed("A", 1, 99)?;
+        let (_, idx) = m.map_indexed(SourceCluster::new("A").unwrap(), 1, 99)?;
         m.set_transaction(idx.unwrap(), true);
-        m.map_indexed("new-cluster", 2, 99)?;
-        m.map_indexed("A", 3, 99)?;
+        m.map_indexed(SourceCluster::new("new-cluster").unwrap(), 2, 99)?;
+        m.map_indexed(SourceCluster::new("A").unwrap(), 3, 99)?;
         assert_eq!(m.len(), 3);
         Err(Error::invalid("fail on purpose"))
     });
@@ -25,7 +25,8 @@ fn failed_call_undoes_bindings_touches_and_clusters() {
     assert!(m.table.find_cluster("new-cluster").is_none());
     assert_eq!(m.lookup("A", 1).unwrap().last_seen_ms, Some(10));
     // A successful call keeps its changes.
-    m.atomically(|m| m.map_indexed("B", 1, 5)).unwrap();
+    m.atomically(|m| m.map_indexed(SourceCluster::new("B").unwrap(), 1, 5))
+        .unwrap();
     assert!(m.lookup("B", 1).is_some());
 }
 
@@ -34,7 +35,7 @@ fn a_failed_call_inside_a_stage_keeps_the_earlier_pending_bindings() {
     let mut m = mapper();
     m.map("A", 1, 10).unwrap();
     let r: Result<()> = m.atomically(|m| {
-        m.map_indexed("A", 2, 11)?;
+        m.map_indexed(SourceCluster::new("A").unwrap(), 2, 11)?;
         Err(Error::invalid("fail on purpose"))
     });
     assert!(r.is_err());
@@ -126,8 +127,8 @@ fn abort_undoes_the_whole_call_that_opened_the_stage() {
     let confirmed = m.snapshot();
     // One call touches A/1 first, then binds B/7: abort undoes both.
     m.atomically(|m| {
-        m.map_indexed("A", 1, 60)?;
-        m.map_indexed("B", 7, 60)
+        m.map_indexed(SourceCluster::new("A").unwrap(), 1, 60)?;
+        m.map_indexed(SourceCluster::new("B").unwrap(), 7, 60)
     })
     .unwrap();
     assert_eq!(m.lookup("A", 1).unwrap().last_seen_ms, Some(60));

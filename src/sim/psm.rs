@@ -12,9 +12,9 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde::Serialize;
 
-/// The silent corruptions of SPEC §1, counted per partition.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "camelCase")]
+/// The silent corruptions mirrorpid exists to prevent, counted per
+/// partition. Serialised with its `total`, so no reader adds it up again.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Corruption {
     /// PIDs used by more than one true producer at this partition.
     pub shared_pids: u32,
@@ -28,6 +28,20 @@ pub struct Corruption {
     /// Batches of an idempotent producer whose PID is negative: the producer
     /// state ignores them (no dedup, no transaction tracking).
     pub psm_bypass: u32,
+}
+
+impl Serialize for Corruption {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct;
+        let mut out = s.serialize_struct("Corruption", 6)?;
+        out.serialize_field("sharedPids", &self.shared_pids)?;
+        out.serialize_field("wrongSequenceAccepted", &self.wrong_sequence_accepted)?;
+        out.serialize_field("lowerEpochAccepted", &self.lower_epoch_accepted)?;
+        out.serialize_field("foreignMarker", &self.foreign_marker)?;
+        out.serialize_field("psmBypass", &self.psm_bypass)?;
+        out.serialize_field("total", &self.total())?;
+        out.end()
+    }
 }
 
 impl Corruption {

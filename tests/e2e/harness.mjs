@@ -14,8 +14,13 @@ export const shots = path.join(here, "screenshots");
 mkdirSync(shots, { recursive: true });
 
 export const CHROMIUM_FLAGS = [
-  "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
-  "--disable-background-networking", "--disable-component-update", "--disable-sync",
+  "--headless",
+  "--no-sandbox",
+  "--disable-gpu",
+  "--no-first-run",
+  "--disable-background-networking",
+  "--disable-component-update",
+  "--disable-sync",
   "--disable-dev-shm-usage",
 ];
 
@@ -36,7 +41,9 @@ async function waitFor(url, ms = 15000) {
     try {
       const r = await fetch(url);
       if (r.ok) return;
-    } catch { /* not up yet */ }
+    } catch {
+      /* not up yet */
+    }
     await new Promise((r) => setTimeout(r, 100));
   }
   throw new Error(`${url} did not come up`);
@@ -58,7 +65,9 @@ export async function start() {
       const page = await browser.newPage({ viewport });
       const errors = [];
       page.on("pageerror", (e) => errors.push(String(e)));
-      page.on("console", (m) => { if (m.type() === "error") errors.push(m.text()); });
+      page.on("console", (m) => {
+        if (m.type() === "error") errors.push(m.text());
+      });
       page.errors = errors;
       return page;
     },

@@ -38,5 +38,8 @@ test("PidMapper scenarios and records in Node", () => {
     assert.deepEqual(Buffer.from(enc.key).toString("hex"), r.keyHex);
     assert.equal(enc.value ? Buffer.from(enc.value).toString("hex") : null, r.valueHex);
   }
-  assert.throws(() => m.mapPid("A", 1n << 40n, 0), (e) => e instanceof Error && /^PidOutOfRange/.test(e.message));
+  assert.throws(
+    () => m.mapPid("A", 1n << 40n, 0),
+    (e) => e instanceof Error && /^PidOutOfRange/.test(e.message),
+  );
 });

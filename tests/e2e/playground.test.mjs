@@ -6,8 +6,12 @@ import assert from "node:assert/strict";
 import { start, ready, shots } from "./harness.mjs";
 
 let env;
-before(async () => { env = await start(); });
-after(async () => { await env?.stop(); });
+before(async () => {
+  env = await start();
+});
+after(async () => {
+  await env?.stop();
+});
 
 // Totals per strategy (verbatim, -(pid+2), mirrorpid): the same figures the
 // native test tests/sim.rs pins kind by kind.
@@ -30,11 +34,19 @@ test("every preset shows its corruption counts and mapping tables", async () => 
   const page = await env.page();
   await page.goto(env.base);
   await ready(page);
-  const options = await page.locator("[data-testid=preset] option:not([disabled])").evaluateAll((os) => os.map((o) => o.value));
+  const options = await page
+    .locator("[data-testid=preset] option:not([disabled])")
+    .evaluateAll((os) => os.map((o) => o.value));
   assert.deepEqual(options, Object.keys(PRESETS));
   for (const [name, expected] of Object.entries(PRESETS)) {
+    // Wait for this preset's scenario in the address (the status line
+    // still says "Loaded preset" from the previous one).
+    const before = await page.evaluate(() => location.hash);
+    const shown = await page.getByTestId("preset").inputValue();
     await page.getByTestId("preset").selectOption(name);
-    await page.waitForFunction((n) => location.hash.startsWith("#s=") && document.querySelector("#status").textContent.includes("Loaded preset"), name);
+    if (shown !== name) {
+      await page.waitForFunction((prev) => location.hash.startsWith("#s=") && location.hash !== prev, before);
+    }
     await page.waitForFunction(() => !!document.querySelector("[data-testid=totals-verbatim-total]"));
     assert.deepEqual(await totals(page), expected, name);
     assert.equal(await page.getByTestId("error").isVisible(), false, `${name}: no error`);
@@ -109,16 +121,23 @@ test("bad input shows clear messages instead of breaking", async () => {
   await page.getByTestId("json").fill(JSON.stringify(unknown));
   await page.getByTestId("apply-json").click();
   assert.match(await page.getByTestId("error").textContent(), /unknown cluster "nowhere"/);
-  const big = { clusters: [{ id: "A" }, { id: "B" }], links: [{ from: "A", to: "B" }], producers: [{ id: "p", cluster: "A", pid: "1099511627776" }] };
+  const big = {
+    clusters: [{ id: "A" }, { id: "B" }],
+    links: [{ from: "A", to: "B" }],
+    producers: [{ id: "p", cluster: "A", pid: "1099511627776" }],
+  };
   await page.getByTestId("json").fill(JSON.stringify(big));
   await page.getByTestId("apply-json").click();
   assert.match(await page.getByTestId("error").textContent(), /out of range/);
   assert.match(await page.getByTestId("results-error").textContent(), /out of range/);
   // The banner is in view where the user clicked (it is sticky), not only at the top.
-  assert.ok(await page.getByTestId("error").evaluate((e) => {
-    const r = e.getBoundingClientRect();
-    return r.top >= 0 && r.bottom <= window.innerHeight;
-  }), "error banner visible in the viewport");
+  assert.ok(
+    await page.getByTestId("error").evaluate((e) => {
+      const r = e.getBoundingClientRect();
+      return r.top >= 0 && r.bottom <= window.innerHeight;
+    }),
+    "error banner visible in the viewport",
+  );
   await page.screenshot({ path: `${shots}/error.png` });
   // The page still works: a valid scenario clears the error.
   await page.getByTestId("preset").selectOption("diamond");
@@ -143,7 +162,9 @@ test("decoders: a PID and a __mirror_state record", async () => {
   assert.match(pid, /0x7435250000000005/);
   assert.match(pid, /0x343525/);
   assert.match(pid, /pid40\s*5/);
-  await page.getByTestId("record-key").fill("00036f1c3b2a9d4e4b7f8a1c2d3e4f5a6b7c00000000000c636c75737465722d323333360000000000000005");
+  await page
+    .getByTestId("record-key")
+    .fill("00036f1c3b2a9d4e4b7f8a1c2d3e4f5a6b7c00000000000c636c75737465722d323333360000000000000005");
   await page.getByTestId("record-value").fill("000000000000000000010d636c75737465722d323132330000019acea0400000");
   await page.getByTestId("decode-record").click();
   const rec = JSON.parse(await page.getByTestId("record-out").textContent());

@@ -1,5 +1,7 @@
-//! Kafka record batches (magic v2) as they arrive in a fetch: a zero-copy
-//! header view and a walker over concatenated batches (SPEC §7).
+//! Kafka record batches (magic v2) as they arrive in a fetch: every byte
+//! offset of the format, a zero-copy header view ([`Batch`]), the one write
+//! a rewrite makes ([`BatchMut`]), a walker over concatenated batches
+//! (`walker.rs`) and the encoder ([`BatchBuilder`], `builder.rs`).
 //!
 //! ```text
 //! @0 baseOffset i64 | @8 batchLength i32 (= size - 12) | @12 partitionLeaderEpoch i32
@@ -12,6 +14,12 @@
 //! Legacy message sets (magic 0 and 1) share the first 17 bytes' layout
 //! (offset, size, crc, magic) and carry no producer ID; the walker yields
 //! them so that callers pass them through.
+
+mod builder;
+mod walker;
+
+pub use builder::{BatchBuilder, RecordSpec};
+pub use walker::{Batches, Entry};
 
 use crate::error::{Error, Result};
 use crate::wire::Reader;
@@ -81,7 +89,7 @@ pub struct Batch<'a> {
     bytes: &'a [u8],
 }
 
-fn be<const N: usize>(bytes: &[u8], at: usize) -> [u8; N] {
+pub(crate) fn be<const N: usize>(bytes: &[u8], at: usize) -> [u8; N] {
     let mut out = [0u8; N];
     out.copy_from_slice(&bytes[at..at + N]);
     out
@@ -89,7 +97,7 @@ fn be<const N: usize>(bytes: &[u8], at: usize) -> [u8; N] {
 
 impl<'a> Batch<'a> {
     /// Wraps exactly one batch; `bytes` must hold at least the header.
-    fn new(bytes: &'a [u8]) -> Batch<'a> {
+    pub(crate) fn new(bytes: &'a [u8]) -> Batch<'a> {
         debug_assert!(bytes.len() >= HEADER_LEN);
         Batch { bytes }
     }
@@ -255,252 +263,5 @@ impl<'a> BatchMut<'a> {
         let patched = crate::crc::patch(crc, &old, &new, after);
         self.bytes[at..at + 8].copy_from_slice(&new);
         self.bytes[CRC_OFFSET..CRC_OFFSET + 4].copy_from_slice(&patched.to_be_bytes());
-    }
-}
-
-/// One entry of a batch buffer.
-#[derive(Debug, Clone, Copy)]
-pub enum Entry<'a> {
-    /// A magic-v2 record batch.
-    Batch {
-        /// Byte offset in the buffer.
-        offset: usize,
-        /// The batch.
-        batch: Batch<'a>,
-    },
-    /// A magic 0 or 1 message set entry: no producer ID, passed untouched.
-    Legacy {
-        /// Byte offset in the buffer.
-        offset: usize,
-        /// Its magic (0 or 1).
-        magic: i8,
-        /// Its size in bytes.
-        len: usize,
-    },
-}
-
-/// Walks a buffer of concatenated batches, as a Fetch response returns them.
-///
-/// Yields every complete entry; stops at a truncated trailing batch (normal
-/// at the end of a fetch) or, when the input is declared complete, reports
-/// it as [`Error::BatchOverrun`]. [`Batches::consumed`] tells how many bytes
-/// the complete entries cover.
-#[derive(Debug, Clone)]
-pub struct Batches<'a> {
-    buf: &'a [u8],
-    pos: usize,
-    complete: bool,
-    failed: bool,
-}
-
-impl<'a> Batches<'a> {
-    /// A walker over a fetch's bytes (a truncated tail is allowed).
-    pub fn new(buf: &'a [u8]) -> Batches<'a> {
-        Batches {
-            buf,
-            pos: 0,
-            complete: false,
-            failed: false,
-        }
-    }
-
-    /// A walker over input that must end on a batch boundary (a produce
-    /// request, a file): a truncated tail is an error.
-    pub fn complete(buf: &'a [u8]) -> Batches<'a> {
-        Batches {
-            complete: true,
-            ..Batches::new(buf)
-        }
-    }
-
-    /// Bytes covered by the entries yielded so far.
-    pub fn consumed(&self) -> usize {
-        self.pos
-    }
-
-    fn next_entry(&mut self) -> Result<Option<Entry<'a>>> {
-        let offset = self.pos;
-        let rest = &self.buf[offset..];
-        if rest.is_empty() {
-            return Ok(None);
-        }
-        let overrun = |needed: usize| Error::BatchOverrun {
-            offset,
-            needed,
-            available: rest.len(),
-        };
-        if rest.len() <= MAGIC_OFFSET {
-            return if self.complete {
-                Err(overrun(MAGIC_OFFSET + 1))
-            } else {
-                Ok(None)
-            };
-        }
-        let length = i32::from_be_bytes(be(rest, 8));
-        let magic = rest[MAGIC_OFFSET] as i8;
-        let min = match magic {
-            2 => MIN_BATCH_LENGTH,
-            0 | 1 => MIN_LEGACY_LENGTH,
-            _ => return Err(Error::UnknownMagic { offset, magic }),
-        };
-        if length < min {
-            return Err(Error::BatchTooShort { offset, length });
-        }
-        let size = LOG_OVERHEAD + length as usize;
-        if size > rest.len() {
-            return if self.complete {
-                Err(overrun(size))
-            } else {
-                Ok(None)
-            };
-        }
-        self.pos += size;
-        Ok(Some(if magic == 2 {
-            Entry::Batch {
-                offset,
-                batch: Batch::new(&rest[..size]),
-            }
-        } else {
-            Entry::Legacy {
-                offset,
-                magic,
-                len: size,
-            }
-        }))
-    }
-}
-
-impl<'a> Iterator for Batches<'a> {
-    type Item = Result<Entry<'a>>;
-
-    fn next(&mut self) -> Option<Self::Item> {
-        if self.failed {
-            return None;
-        }
-        let next = self.next_entry();
-        self.failed = next.is_err();
-        next.transpose()
-    }
-}
-
-/// One record to put in a batch built by [`BatchBuilder`].
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct RecordSpec {
-    /// The key, or null.
-    pub key: Option<Vec<u8>>,
-    /// The value, or null.
-    pub value: Option<Vec<u8>>,
-}
-
-/// Builds uncompressed magic-v2 batches, byte for byte as Kafka writes them:
-/// the encoding side of [`Batch`]. Used by the simulator and by tests.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct BatchBuilder {
-    /// baseOffset.
-    pub base_offset: i64,
-    /// partitionLeaderEpoch.
-    pub partition_leader_epoch: i32,
-    /// producerId (-1 for none).
-    pub producer_id: i64,
-    /// producerEpoch.
-    pub producer_epoch: i16,
-    /// baseSequence (-1 for none).
-    pub base_sequence: i32,
-    /// baseTimestamp (every record gets delta 0).
-    pub timestamp: i64,
-    /// Whether the batch is transactional.
-    pub transactional: bool,
-    /// A control batch with this marker instead of `records`.
-    pub control: Option<ControlType>,
-    /// The records of a data batch.
-    pub records: Vec<RecordSpec>,
-}
-
-impl Default for BatchBuilder {
-    fn default() -> Self {
-        BatchBuilder {
-            base_offset: 0,
-            partition_leader_epoch: 0,
-            producer_id: -1,
-            producer_epoch: -1,
-            base_sequence: -1,
-            timestamp: 0,
-            transactional: false,
-            control: None,
-            records: Vec::new(),
-        }
-    }
-}
-
-impl BatchBuilder {
-    /// The batch's bytes, with a valid CRC.
-    pub fn encode(&self) -> Vec<u8> {
-        use crate::wire::{put_i16, put_i32, put_i64, put_varlong};
-        let control_record;
-        let records: &[RecordSpec] = match self.control {
-            Some(c) => {
-                let kind = match c {
-                    ControlType::Abort => 0,
-                    ControlType::Commit => 1,
-                    ControlType::Other(t) => t,
-                };
-                let mut key = Vec::new();
-                put_i16(&mut key, 0);
-                put_i16(&mut key, kind);
-                let mut value = Vec::new();
-                put_i16(&mut value, 0); // version
-                put_i32(&mut value, 0); // coordinatorEpoch
-                control_record = [RecordSpec {
-                    key: Some(key),
-                    value: Some(value),
-                }];
-                &control_record
-            }
-            None => &self.records,
-        };
-        let mut body = Vec::new();
-        for (i, r) in records.iter().enumerate() {
-            let mut rec = vec![0u8]; // attributes
-            put_varlong(&mut rec, 0); // timestampDelta
-            put_varlong(&mut rec, i as i64); // offsetDelta
-            for field in [&r.key, &r.value] {
-                match field {
-                    Some(b) => {
-                        put_varlong(&mut rec, b.len() as i64);
-                        rec.extend_from_slice(b);
-                    }
-                    None => put_varlong(&mut rec, -1),
-                }
-            }
-            put_varlong(&mut rec, 0); // headers
-            put_varlong(&mut body, rec.len() as i64);
-            body.extend_from_slice(&rec);
-        }
-        let mut attributes = 0i16;
-        if self.transactional || self.control.is_some() {
-            attributes |= TRANSACTIONAL;
-        }
-        if self.control.is_some() {
-            attributes |= CONTROL;
-        }
-        let count = records.len() as i32;
-        let mut out = Vec::with_capacity(HEADER_LEN + body.len());
-        put_i64(&mut out, self.base_offset);
-        put_i32(&mut out, (HEADER_LEN - LOG_OVERHEAD + body.len()) as i32);
-        put_i32(&mut out, self.partition_leader_epoch);
-        out.push(2);
-        put_i32(&mut out, 0); // CRC, filled below
-        put_i16(&mut out, attributes);
-        put_i32(&mut out, (count - 1).max(0));
-        put_i64(&mut out, self.timestamp);
-        put_i64(&mut out, self.timestamp);
-        put_i64(&mut out, self.producer_id);
-        put_i16(&mut out, self.producer_epoch);
-        put_i32(&mut out, self.base_sequence);
-        put_i32(&mut out, count);
-        out.extend_from_slice(&body);
-        let crc = crate::crc::crc32c(&out[ATTRIBUTES_OFFSET..]);
-        out[CRC_OFFSET..CRC_OFFSET + 4].copy_from_slice(&crc.to_be_bytes());
-        out
     }
 }

@@ -1,0 +1,23 @@
+// ESLint for the playground (www/) and its tests (tests/e2e/): the
+// recommended rules, with browser globals for the page and Node's for the
+// tests. The packages are installed (pinned) in tests/e2e; scripts/test.sh
+// runs `npm run lint` there.
+import { createRequire } from "node:module";
+
+const require = createRequire(new URL("./tests/e2e/package.json", import.meta.url));
+const { default: js } = await import(require.resolve("@eslint/js"));
+const { default: globals } = await import(require.resolve("globals"));
+
+export default [
+  { ignores: ["www/pkg/**", "**/node_modules/**", "target/**", "dist/**"] },
+  {
+    files: ["www/**/*.js"],
+    ...js.configs.recommended,
+    languageOptions: { ecmaVersion: 2024, sourceType: "module", globals: globals.browser },
+  },
+  {
+    files: ["tests/e2e/**/*.mjs", "eslint.config.mjs"],
+    ...js.configs.recommended,
+    languageOptions: { ecmaVersion: 2024, sourceType: "module", globals: { ...globals.node, ...globals.browser } },
+  },
+];

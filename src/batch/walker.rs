@@ -1,0 +1,130 @@
+//! Walking a buffer of concatenated batches, as a Fetch response returns
+//! them: each complete entry, or where the buffer is truncated or broken.
+
+use super::{be, Batch, LOG_OVERHEAD, MAGIC_OFFSET, MIN_BATCH_LENGTH, MIN_LEGACY_LENGTH};
+use crate::error::{Error, Result};
+
+/// One entry of a batch buffer.
+#[derive(Debug, Clone, Copy)]
+pub enum Entry<'a> {
+    /// A magic-v2 record batch.
+    Batch {
+        /// Byte offset in the buffer.
+        offset: usize,
+        /// The batch.
+        batch: Batch<'a>,
+    },
+    /// A magic 0 or 1 message set entry: no producer ID, passed untouched.
+    Legacy {
+        /// Byte offset in the buffer.
+        offset: usize,
+        /// Its magic (0 or 1).
+        magic: i8,
+        /// Its size in bytes.
+        len: usize,
+    },
+}
+
+/// Walks a buffer of concatenated batches, as a Fetch response returns them.
+///
+/// Yields every complete entry; stops at a truncated trailing batch (normal
+/// at the end of a fetch) or, when the input is declared complete, reports
+/// it as [`Error::BatchOverrun`]. [`Batches::consumed`] tells how many bytes
+/// the complete entries cover.
+#[derive(Debug, Clone)]
+pub struct Batches<'a> {
+    buf: &'a [u8],
+    pos: usize,
+    complete: bool,
+    failed: bool,
+}
+
+impl<'a> Batches<'a> {
+    /// A walker over a fetch's bytes (a truncated tail is allowed).
+    pub fn new(buf: &'a [u8]) -> Batches<'a> {
+        Batches {
+            buf,
+            pos: 0,
+            complete: false,
+            failed: false,
+        }
+    }
+
+    /// A walker over input that must end on a batch boundary (a produce
+    /// request, a file): a truncated tail is an error.
+    pub fn complete(buf: &'a [u8]) -> Batches<'a> {
+        Batches {
+            complete: true,
+            ..Batches::new(buf)
+        }
+    }
+
+    /// Bytes covered by the entries yielded so far.
+    pub fn consumed(&self) -> usize {
+        self.pos
+    }
+
+    fn next_entry(&mut self) -> Result<Option<Entry<'a>>> {
+        let offset = self.pos;
+        let rest = &self.buf[offset..];
+        if rest.is_empty() {
+            return Ok(None);
+        }
+        let overrun = |needed: usize| Error::BatchOverrun {
+            offset,
+            needed,
+            available: rest.len(),
+        };
+        if rest.len() <= MAGIC_OFFSET {
+            return if self.complete {
+                Err(overrun(MAGIC_OFFSET + 1))
+            } else {
+                Ok(None)
+            };
+        }
+        let length = i32::from_be_bytes(be(rest, 8));
+        let magic = rest[MAGIC_OFFSET] as i8;
+        let min = match magic {
+            2 => MIN_BATCH_LENGTH,
+            0 | 1 => MIN_LEGACY_LENGTH,
+            _ => return Err(Error::UnknownMagic { offset, magic }),
+        };
+        if length < min {
+            return Err(Error::BatchTooShort { offset, length });
+        }
+        let size = LOG_OVERHEAD + length as usize;
+        if size > rest.len() {
+            return if self.complete {
+                Err(overrun(size))
+            } else {
+                Ok(None)
+            };
+        }
+        self.pos += size;
+        Ok(Some(if magic == 2 {
+            Entry::Batch {
+                offset,
+                batch: Batch::new(&rest[..size]),
+            }
+        } else {
+            Entry::Legacy {
+                offset,
+                magic,
+                len: size,
+            }
+        }))
+    }
+}
+
+impl<'a> Iterator for Batches<'a> {
+    type Item = Result<Entry<'a>>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.failed {
+            return None;
+        }
+        let next = self.next_entry();
+        self.failed = next.is_err();
+        next.transpose()
+    }
+}

@@ -1,0 +1,222 @@
+//! What a run reports: per partition, the corruption each strategy left,
+//! mirrorpid's bindings and records; per producer, its PID at every hop;
+//! totals computed here once, so no reader adds them up again.
+
+use serde::Serialize;
+
+use super::psm::Corruption;
+use super::scenario::Scenario;
+use super::{PerStrategy, Sim};
+use crate::pid;
+
+/// The PIDs a batch of one producer carried at one cluster.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Hop {
+    /// The cluster.
+    pub cluster: String,
+    /// How many mirror hops from the producer's own cluster (0 = local).
+    pub distance: u32,
+    /// The PID there, per strategy (decimal strings).
+    pub pid: PerStrategy<String>,
+}
+
+/// One producer's path through the topology.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ProducerPath {
+    /// The producer.
+    pub producer: String,
+    /// Its own cluster.
+    pub cluster: String,
+    /// Every cluster its batches reached.
+    pub hops: Vec<Hop>,
+}
+
+/// One binding of a destination's mirrorpid mapper, with who it is.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct IdentityRow {
+    /// The direct source cluster.
+    pub source: String,
+    /// The PID as it arrived (decimal).
+    pub pid: String,
+    /// The true producer(s) behind it.
+    pub producers: Vec<String>,
+    /// The mapped PID (decimal).
+    pub mapped: String,
+    /// The mapped PID in hex.
+    pub mapped_hex: String,
+    /// Its region.
+    pub region: u32,
+    /// Its pid40 (decimal).
+    pub pid40: String,
+    /// The salt.
+    pub salt: u8,
+    /// For a salted binding: the cluster holding its salt-0 slot.
+    pub colliding_cluster: Option<String>,
+}
+
+/// A `__mirror_state` record as shown to people.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RecordRow {
+    /// Key bytes in hex.
+    pub key_hex: String,
+    /// Value bytes in hex (`None`: tombstone).
+    pub value_hex: Option<String>,
+    /// The JSON form.
+    pub json: serde_json::Value,
+}
+
+/// One partition (cluster) after the run.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PartitionReport {
+    /// The cluster.
+    pub cluster: String,
+    /// Clusters mirrored into it (at the end).
+    pub sources: Vec<String>,
+    /// Batches in its log.
+    pub batches: u32,
+    /// mirrorpid's bindings here.
+    pub identities: Vec<IdentityRow>,
+    /// Silent corruptions per strategy.
+    pub corruption: PerStrategy<Corruption>,
+    /// Deduplicated re-deliveries per strategy (not corruption).
+    pub duplicates: PerStrategy<u32>,
+    /// The `__mirror_state` log mirrorpid wrote here, in order.
+    pub records: Vec<RecordRow>,
+}
+
+/// The result of a run.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Report {
+    /// The scenario's name.
+    pub name: String,
+    /// One entry per cluster, in scenario order.
+    pub partitions: Vec<PartitionReport>,
+    /// One entry per producer.
+    pub paths: Vec<ProducerPath>,
+    /// Corruption summed over partitions.
+    pub totals: PerStrategy<Corruption>,
+    /// What happened, one line per event.
+    pub log: Vec<String>,
+}
+
+impl Sim {
+    /// The report of a finished run.
+    pub(super) fn report(self, s: &Scenario) -> Report {
+        let mut totals = PerStrategy::<Corruption>::default();
+        let mut partitions = Vec::new();
+        for (c, name) in self.clusters.iter().enumerate() {
+            let mut corruption = PerStrategy::<Corruption>::default();
+            let mut duplicates = PerStrategy::<u32>::default();
+            for world in self.worlds.iter() {
+                *corruption.get_mut(world.strategy) = world.psm[c].corruption;
+                *duplicates.get_mut(world.strategy) = world.psm[c].duplicates;
+                totals.get_mut(world.strategy).add(&world.psm[c].corruption);
+            }
+            let world = &self.worlds.mirrorpid;
+            let identities = world.mappers[c]
+                .as_ref()
+                .map(|m| {
+                    m.bindings()
+                        .map(|b| {
+                            let info = pid::decode_pid(b.mapped);
+                            let producers = self
+                                .who
+                                .get(&(c, b.source_cluster_id.to_owned(), b.pid))
+                                .map(|set| {
+                                    set.iter().map(|&p| self.producers[p].id.clone()).collect()
+                                })
+                                .unwrap_or_default();
+                            let colliding = (b.salt > 0).then(|| {
+                                world.state_topic[c]
+                                    .iter()
+                                    .rev()
+                                    .find(|r| {
+                                        r.key.source_cluster_id == b.source_cluster_id
+                                            && r.key.original_pid == b.pid
+                                    })
+                                    .and_then(|r| r.value.as_ref())
+                                    .map(|v| v.colliding_cluster_id.clone())
+                                    .unwrap_or_default()
+                            });
+                            IdentityRow {
+                                source: b.source_cluster_id.to_owned(),
+                                pid: b.pid.to_string(),
+                                producers,
+                                mapped: b.mapped.to_string(),
+                                mapped_hex: format!("{:#018x}", b.mapped),
+                                region: info.region.unwrap_or(0),
+                                pid40: info.pid40.unwrap_or(0).to_string(),
+                                salt: b.salt,
+                                colliding_cluster: colliding,
+                            }
+                        })
+                        .collect()
+                })
+                .unwrap_or_default();
+            let records = world.state_topic[c]
+                .iter()
+                .map(|r| {
+                    let (k, v) = r.encode().unwrap_or_default();
+                    RecordRow {
+                        key_hex: hex(&k),
+                        value_hex: v.as_deref().map(hex),
+                        json: r.to_json(),
+                    }
+                })
+                .collect();
+            partitions.push(PartitionReport {
+                cluster: name.clone(),
+                sources: self
+                    .links
+                    .iter()
+                    .filter(|l| l.1 == c)
+                    .map(|l| self.clusters[l.0].clone())
+                    .collect(),
+                batches: self.worlds.verbatim.logs[c],
+                identities,
+                corruption,
+                duplicates,
+                records,
+            });
+        }
+        let paths = self
+            .producers
+            .iter()
+            .enumerate()
+            .map(|(p, pr)| ProducerPath {
+                producer: pr.id.clone(),
+                cluster: self.clusters[pr.cluster].clone(),
+                hops: self
+                    .hops
+                    .range((p, 0)..(p + 1, 0))
+                    .map(|(&(_, c), (distance, pids))| Hop {
+                        cluster: self.clusters[c].clone(),
+                        distance: *distance,
+                        pid: PerStrategy {
+                            verbatim: pids.verbatim.to_string(),
+                            kip: pids.kip.to_string(),
+                            mirrorpid: pids.mirrorpid.to_string(),
+                        },
+                    })
+                    .collect(),
+            })
+            .collect();
+        Report {
+            name: s.name.clone(),
+            partitions,
+            paths,
+            totals,
+            log: self.log,
+        }
+    }
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
