@@ -17,6 +17,13 @@ cargo fmt --all -- --check
 log "cargo clippy (workspace, all targets, -D warnings)"
 cargo clippy --workspace --all-targets --features js -- -D warnings
 
+log "the broker module builds from the mapping core alone (no simulator, no wasm-bindgen)"
+if cargo tree -p mirrorpid-broker -e normal,features --target wasm32-unknown-unknown |
+  grep -E 'wasm-bindgen|mirrorpid feature "(sim|js)"'; then
+  echo "error: the broker module pulls in the simulator or wasm-bindgen" >&2
+  exit 1
+fi
+
 log "native tests: core, broker ABI"
 cargo test -p mirrorpid -p mirrorpid-broker --features mirrorpid/js
 

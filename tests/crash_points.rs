@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::crash::{self, Fault, Host, Leader, Raw, Step};
+use common::crash::{self, Leader, Raw};
 use mirrorpid::{Mapper, MapperConfig, RewriteOptions, StateRecord};
 
 struct Native(Mapper);
@@ -50,20 +50,10 @@ impl Leader for Native {
     }
 }
 
-/// The issue's example: source B sends its own PID 9 and the mirrored PID
-/// F(B, 9, 0) in one fetch, so the second lands at salt 1; the records are
-/// lost and the fetch retried; a new leader replays only, and meets the
-/// identities in the other order. Before the protocol, the retry returned
-/// no records and the new leader gave PID 9 the salt-0 slot of the
-/// mirrored one's: one mapped PID, two producers in the log.
+/// The issue's example (see `crash::lost_records_retry_failover`).
 #[test]
 fn lost_records_then_retry_then_failover_in_the_other_order() {
-    let b9 = mirrorpid::map_pid("B", 9, 0).unwrap();
-    let mut host = Host::new(fresh(), "issue example".into());
-    host.fetch_with(4, &[9, b9], Some(Fault::RecordsLostRetry));
-    host.step(&Step::Elect { snapshot: false }, None);
-    host.fetch_with(4, &[b9, 9], None);
-    host.finish();
+    crash::lost_records_retry_failover(fresh());
 }
 
 #[test]

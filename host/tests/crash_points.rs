@@ -9,7 +9,7 @@ mod crash;
 use std::cell::RefCell;
 use std::rc::Rc;
 
-use crash::{Fault, Host, Leader, Raw, Step};
+use crash::{Leader, Raw};
 use mirrorpid_host::{default_module_path, BrokerModule, RawRecord};
 
 /// One mapper of a module instance shared by every run.
@@ -78,15 +78,11 @@ fn module() -> Rc<RefCell<BrokerModule>> {
     ))
 }
 
+/// The issue's example (see `crash::lost_records_retry_failover`).
 #[test]
 fn lost_records_then_retry_then_failover_in_the_other_order() {
     let module = module();
-    let b9 = mirrorpid::map_pid("B", 9, 0).unwrap();
-    let mut host = Host::new(Module::new(&module), "issue example".into());
-    host.fetch_with(4, &[9, b9], Some(Fault::RecordsLostRetry));
-    host.step(&Step::Elect { snapshot: false }, None);
-    host.fetch_with(4, &[b9, 9], None);
-    host.finish();
+    crash::lost_records_retry_failover(Module::new(&module));
 }
 
 #[test]

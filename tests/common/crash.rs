@@ -445,11 +445,6 @@ impl<L: Leader> Host<L> {
         }
     }
 
-    /// Serves one fetch with `fault` injected, outside a scenario.
-    pub fn fetch_with(&mut self, source: usize, pids: &[i64], fault: Option<Fault>) {
-        self.fetch(source, pids, fault);
-    }
-
     /// Runs one step, first serving again any fetch lost to a fault.
     pub fn step(&mut self, step: &Step, fault: Option<Fault>) {
         for (source, pids) in std::mem::take(&mut self.again) {
@@ -489,6 +484,21 @@ pub fn compact(log: &[Raw]) -> Vec<Raw> {
     let mut keep: Vec<usize> = last.into_values().collect();
     keep.sort_unstable();
     keep.into_iter().map(|i| log[i].clone()).collect()
+}
+
+/// The fixed case of the retry fault: source B sends its own PID 9 and the
+/// mirrored PID F(B, 9, 0) in one fetch, so the second lands at salt 1; the
+/// records are lost and the fetch retried; a new leader replays only, and
+/// meets the identities in the other order. Before the protocol, the retry
+/// returned no records and the new leader gave PID 9 the salt-0 slot of the
+/// mirrored one's: one mapped PID, two producers in the log.
+pub fn lost_records_retry_failover<L: Leader>(leader: L) {
+    let b9 = map_pid("B", 9, 0).unwrap();
+    let mut host = Host::new(leader, "lost records, retry, failover".into());
+    host.fetch(4, &[9, b9], Some(Fault::RecordsLostRetry));
+    host.step(&Step::Elect { snapshot: false }, None);
+    host.fetch(4, &[b9, 9], None);
+    host.finish();
 }
 
 /// Runs every (step, fault) pair of `scenarios` random scenarios of
