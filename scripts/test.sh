@@ -24,8 +24,8 @@ if cargo tree -p mirrorpid-broker -e normal,features --target wasm32-unknown-unk
   exit 1
 fi
 
-log "native tests: core, broker ABI"
-cargo test -p mirrorpid -p mirrorpid-broker --features mirrorpid/js
+log "native tests: core, broker ABI, command line"
+cargo test -p mirrorpid -p mirrorpid-broker -p mirrorpid-cli --features mirrorpid/js
 
 log "build WASM packages and the broker module"
 bash scripts/build.sh

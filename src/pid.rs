@@ -109,6 +109,16 @@ pub fn region(origin: Origin<'_>, salt: u64) -> u32 {
     }
 }
 
+/// The probability that some two of `origins` origin clusters share a
+/// salt-0 region: `1 - exp(-N(N-1)/2 / 2^22)`, the residual risk of a
+/// silent merge that `docs/DESIGN.md` explains (two producers of two such
+/// clusters with the same pid40 meeting by different paths).
+pub fn shared_region_probability(origins: usize) -> f64 {
+    let n = origins as f64;
+    let pairs = n * (n - 1.0) / 2.0;
+    -(-pairs / f64::from(1u32 << REGION_BITS)).exp_m1()
+}
+
 /// Composes a mapped PID from a region and `pid40`.
 pub fn compose(region: u32, pid40: i64) -> i64 {
     MIRROR_BIT | (i64::from(region & REGION_MASK) << PID40_BITS) | (pid40 & PID40_MASK)
@@ -178,6 +188,16 @@ pub fn is_mirrored(pid: i64) -> bool {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn shared_region_probability_matches_the_design_table() {
+        // docs/DESIGN.md: N=10 -> 1.1e-5, N=100 -> 1.2e-3, N=1000 -> 0.11.
+        for (n, p) in [(3, 7.2e-7), (10, 1.1e-5), (100, 1.2e-3), (1000, 0.11)] {
+            let got = super::shared_region_probability(n);
+            assert!((got - p).abs() / p < 0.05, "N={n}: {got}");
+        }
+        assert_eq!(super::shared_region_probability(1), 0.0);
+    }
+
     use super::*;
 
     #[test]
