@@ -7,6 +7,97 @@
 
 use std::fmt;
 
+macro_rules! codes {
+    ($( $(#[$doc:meta])* $name:ident = $value:literal, $meaning:literal; )*) => {
+        /// Every error code of mirrorpid and of the broker ABI, defined once
+        /// here with its name and meaning. [`Error::code`], the `Name: `
+        /// prefix of every message, the broker module's statuses, the
+        /// reference host's constants and the table in `docs/ABI.md` (which a
+        /// test compares with this one) all come from it.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        #[non_exhaustive]
+        pub enum Code {
+            $( $(#[$doc])* $name = $value, )*
+        }
+
+        impl Code {
+            /// Every code, in ascending order.
+            pub const ALL: &'static [Code] = &[$(Code::$name),*];
+
+            /// The number (never 0; the broker ABI returns its negation).
+            pub fn value(self) -> i32 {
+                self as i32
+            }
+
+            /// The name, as messages start with it.
+            pub fn name(self) -> &'static str {
+                match self { $(Code::$name => stringify!($name),)* }
+            }
+
+            /// One line saying what it means.
+            pub fn meaning(self) -> &'static str {
+                match self { $(Code::$name => $meaning,)* }
+            }
+
+            /// The code with this number.
+            pub fn from_value(value: i32) -> Option<Code> {
+                Code::ALL.iter().copied().find(|c| c.value() == value)
+            }
+        }
+    };
+}
+
+codes! {
+    /// See [`Error::PidOutOfRange`].
+    PidOutOfRange = 1, "a local PID in [2^40, 2^62): too large to map";
+    /// See [`Error::SlotSpaceExhausted`].
+    SlotSpaceExhausted = 2, "all 64 salts of an identity land on other producers' slots";
+    /// See [`Error::Truncated`].
+    Truncated = 3, "record bytes end before a complete value";
+    /// See [`Error::UnknownApiKey`].
+    UnknownApiKey = 4, "a __mirror_state key whose apiKey is not 3";
+    /// See [`Error::UnknownVersion`].
+    UnknownVersion = 5, "a record value, snapshot format or F version this build does not know";
+    /// See [`Error::TrailingBytes`].
+    TrailingBytes = 6, "bytes after a complete record key or value";
+    /// See [`Error::InvalidUtf8`].
+    InvalidUtf8 = 7, "a string field that is not UTF-8";
+    /// See [`Error::InvalidLength`].
+    InvalidLength = 8, "a negative (null) length or an oversized varint";
+    /// See [`Error::InvalidSalt`].
+    InvalidSalt = 9, "a record salt outside 0 to 63";
+    /// See [`Error::InvalidRecordPid`].
+    InvalidRecordPid = 10, "a record's OriginalPid is not a mappable producer ID";
+    /// See [`Error::InvalidTopicId`].
+    InvalidTopicId = 11, "TopicId text that is neither base64url nor 8-4-4-4-12 hex";
+    /// See [`Error::ForeignSnapshot`].
+    ForeignSnapshot = 12, "bytes shorter than the snapshot magic, or with another magic";
+    /// See [`Error::CorruptSnapshot`].
+    CorruptSnapshot = 13, "a snapshot that is truncated, fails its checksum, or does not hold together";
+    /// See [`Error::UnknownMagic`].
+    UnknownMagic = 14, "a batch whose magic is not 0, 1 or 2";
+    /// See [`Error::BatchTooShort`].
+    BatchTooShort = 15, "a batchLength below 49 (v2) or 14 (magic 0 and 1)";
+    /// See [`Error::BatchOverrun`].
+    BatchOverrun = 16, "a batch that runs past the end of a buffer declared complete";
+    /// See [`Error::CrcMismatch`].
+    CrcMismatch = 17, "strict mode: a batch whose stored CRC is wrong";
+    /// See [`Error::MalformedControlBatch`].
+    MalformedControlBatch = 18, "a control batch without a readable marker";
+    /// See [`Error::InvalidInput`].
+    InvalidInput = 19, "a config, option or JSON document that cannot be used, or an empty source cluster ID";
+    /// See [`Error::Unconfirmed`].
+    Unconfirmed = 20, "expiry or a record load while bindings await confirm";
+    /// Broker ABI: no mapper has the handle (never made, or freed).
+    BadHandle = 100, "no mapper has this handle (never made, or freed)";
+    /// Broker ABI: a (pointer, length) pair outside every live `mp_alloc` block.
+    BadPointer = 101, "a (pointer, length) not inside one live mp_alloc block";
+    /// Broker ABI: a length, flag or other argument out of its range.
+    BadArgument = 102, "a negative length, mp_alloc(0), unknown flag bits, or text that is not UTF-8";
+    /// Broker ABI: the module could not allocate memory.
+    OutOfMemory = 103, "the module could not allocate memory";
+}
+
 /// Everything that can go wrong in mirrorpid.
 ///
 /// An operation that returns an `Error` has changed nothing: no binding, no
@@ -65,7 +156,7 @@ pub enum Error {
         /// The length as decoded (-1 for a null).
         length: i64,
     },
-    /// A salt outside `0..64` in a record being loaded.
+    /// A salt outside 0 to 63 in a record being loaded.
     InvalidSalt {
         /// The salt found.
         salt: i64,
@@ -146,30 +237,35 @@ pub enum Error {
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 impl Error {
-    /// The stable numeric code of this error (never 0; `docs/ABI.md` lists them).
-    pub fn code(&self) -> i32 {
+    /// Its entry in the code table.
+    pub fn kind(&self) -> Code {
         match self {
-            Error::PidOutOfRange { .. } => 1,
-            Error::SlotSpaceExhausted { .. } => 2,
-            Error::Truncated { .. } => 3,
-            Error::UnknownApiKey { .. } => 4,
-            Error::UnknownVersion { .. } => 5,
-            Error::TrailingBytes { .. } => 6,
-            Error::InvalidUtf8 { .. } => 7,
-            Error::InvalidLength { .. } => 8,
-            Error::InvalidSalt { .. } => 9,
-            Error::InvalidRecordPid { .. } => 10,
-            Error::InvalidTopicId { .. } => 11,
-            Error::ForeignSnapshot => 12,
-            Error::CorruptSnapshot { .. } => 13,
-            Error::UnknownMagic { .. } => 14,
-            Error::BatchTooShort { .. } => 15,
-            Error::BatchOverrun { .. } => 16,
-            Error::CrcMismatch { .. } => 17,
-            Error::MalformedControlBatch { .. } => 18,
-            Error::InvalidInput { .. } => 19,
-            Error::Unconfirmed { .. } => 20,
+            Error::PidOutOfRange { .. } => Code::PidOutOfRange,
+            Error::SlotSpaceExhausted { .. } => Code::SlotSpaceExhausted,
+            Error::Truncated { .. } => Code::Truncated,
+            Error::UnknownApiKey { .. } => Code::UnknownApiKey,
+            Error::UnknownVersion { .. } => Code::UnknownVersion,
+            Error::TrailingBytes { .. } => Code::TrailingBytes,
+            Error::InvalidUtf8 { .. } => Code::InvalidUtf8,
+            Error::InvalidLength { .. } => Code::InvalidLength,
+            Error::InvalidSalt { .. } => Code::InvalidSalt,
+            Error::InvalidRecordPid { .. } => Code::InvalidRecordPid,
+            Error::InvalidTopicId { .. } => Code::InvalidTopicId,
+            Error::ForeignSnapshot => Code::ForeignSnapshot,
+            Error::CorruptSnapshot { .. } => Code::CorruptSnapshot,
+            Error::UnknownMagic { .. } => Code::UnknownMagic,
+            Error::BatchTooShort { .. } => Code::BatchTooShort,
+            Error::BatchOverrun { .. } => Code::BatchOverrun,
+            Error::CrcMismatch { .. } => Code::CrcMismatch,
+            Error::MalformedControlBatch { .. } => Code::MalformedControlBatch,
+            Error::InvalidInput { .. } => Code::InvalidInput,
+            Error::Unconfirmed { .. } => Code::Unconfirmed,
         }
+    }
+
+    /// The stable numeric code of this error (never 0): `self.kind().value()`.
+    pub fn code(&self) -> i32 {
+        self.kind().value()
     }
 
     /// Shorthand for [`Error::InvalidInput`].
@@ -182,10 +278,11 @@ impl Error {
 
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: ", self.kind().name())?;
         match self {
             Error::PidOutOfRange { pid } => write!(
                 f,
-                "PidOutOfRange: PID {pid} is a local PID >= 2^40 and cannot be mapped \
+                "PID {pid} is a local PID >= 2^40 and cannot be mapped \
                  (local PIDs must be below 1099511627776; mirrored ones at or above 2^62)"
             ),
             Error::SlotSpaceExhausted {
@@ -193,48 +290,47 @@ impl fmt::Display for Error {
                 pid,
             } => write!(
                 f,
-                "SlotSpaceExhausted: all 64 salts for PID {pid} from cluster {source_cluster_id:?} \
+                "all 64 salts for PID {pid} from cluster {source_cluster_id:?} \
                  land on slots held by other producers"
             ),
             Error::Truncated { what, offset } => {
-                write!(f, "Truncated: {what} ends early at byte {offset}")
+                write!(f, "{what} ends early at byte {offset}")
             }
             Error::UnknownApiKey { api_key } => write!(
                 f,
-                "UnknownApiKey: record key has apiKey {api_key}, expected 3 (MirrorPidCollisionKey)"
+                "record key has apiKey {api_key}, expected 3 (MirrorPidCollisionKey)"
             ),
             Error::UnknownVersion { what, version } => {
-                write!(f, "UnknownVersion: {what} version {version} is not supported")
+                write!(f, "{what} version {version} is not supported")
             }
             Error::TrailingBytes { what, extra } => {
-                write!(f, "TrailingBytes: {extra} byte(s) after the end of {what}")
+                write!(f, "{extra} byte(s) after the end of {what}")
             }
-            Error::InvalidUtf8 { field } => write!(f, "InvalidUtf8: {field} is not valid UTF-8"),
+            Error::InvalidUtf8 { field } => write!(f, "{field} is not valid UTF-8"),
             Error::InvalidLength { field, length } => {
-                write!(f, "InvalidLength: {field} has length {length}")
+                write!(f, "{field} has length {length}")
             }
             Error::InvalidSalt { salt } => {
-                write!(f, "InvalidSalt: salt {salt} is outside 0..64")
+                write!(f, "salt {salt} is outside 0 to 63")
             }
-            Error::InvalidRecordPid { pid } => write!(
-                f,
-                "InvalidRecordPid: OriginalPid {pid} is not a mappable producer ID"
-            ),
+            Error::InvalidRecordPid { pid } => {
+                write!(f, "OriginalPid {pid} is not a mappable producer ID")
+            }
             Error::InvalidTopicId { text } => write!(
                 f,
-                "InvalidTopicId: {text:?} is neither 22-character base64url nor 8-4-4-4-12 hex"
+                "{text:?} is neither 22-character base64url nor 8-4-4-4-12 hex"
             ),
             Error::ForeignSnapshot => {
-                write!(f, "ForeignSnapshot: these bytes are not a mirrorpid snapshot")
+                write!(f, "these bytes are not a mirrorpid snapshot")
             }
-            Error::CorruptSnapshot { reason } => write!(f, "CorruptSnapshot: {reason}"),
+            Error::CorruptSnapshot { reason } => write!(f, "{reason}"),
             Error::UnknownMagic { offset, magic } => write!(
                 f,
-                "UnknownMagic: batch at byte {offset} has magic {magic} (expected 0, 1 or 2)"
+                "batch at byte {offset} has magic {magic} (expected 0, 1 or 2)"
             ),
             Error::BatchTooShort { offset, length } => write!(
                 f,
-                "BatchTooShort: batch at byte {offset} declares length {length}, below the header size"
+                "batch at byte {offset} declares length {length}, below the header size"
             ),
             Error::BatchOverrun {
                 offset,
@@ -242,7 +338,7 @@ impl fmt::Display for Error {
                 available,
             } => write!(
                 f,
-                "BatchOverrun: batch at byte {offset} needs {needed} bytes, only {available} remain"
+                "batch at byte {offset} needs {needed} bytes, only {available} remain"
             ),
             Error::CrcMismatch {
                 offset,
@@ -250,15 +346,15 @@ impl fmt::Display for Error {
                 computed,
             } => write!(
                 f,
-                "CrcMismatch: batch at byte {offset} stores CRC {stored:#010x}, its bytes give {computed:#010x}"
+                "batch at byte {offset} stores CRC {stored:#010x}, its bytes give {computed:#010x}"
             ),
             Error::MalformedControlBatch { offset, reason } => {
-                write!(f, "MalformedControlBatch: batch at byte {offset}: {reason}")
+                write!(f, "batch at byte {offset}: {reason}")
             }
-            Error::InvalidInput { reason } => write!(f, "InvalidInput: {reason}"),
+            Error::InvalidInput { reason } => write!(f, "{reason}"),
             Error::Unconfirmed { call, pending } => write!(
                 f,
-                "Unconfirmed: {call} removes bindings, but {pending} binding(s) await \
+                "{call} removes bindings, but {pending} binding(s) await \
                  confirm() or abort(); make their records durable and confirm first"
             ),
         }

@@ -38,6 +38,7 @@
 
 #![deny(missing_docs)]
 
+pub mod abi;
 pub mod batch;
 pub mod crc;
 pub mod error;
@@ -55,7 +56,7 @@ pub mod wire;
 #[cfg(feature = "js")]
 pub mod js;
 
-pub use error::{Error, Result};
+pub use error::{Code, Error, Result};
 pub use mapper::{
     BindingView, Collision, Durability, LoadOutcome, MapOutcome, Mapper, MapperConfig,
     SourceCluster,

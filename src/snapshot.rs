@@ -72,30 +72,14 @@ impl Mapper {
     /// A new mapper from snapshot bytes; rejects foreign, truncated, corrupt
     /// or inconsistent snapshots.
     pub fn restore(bytes: &[u8]) -> Result<Mapper> {
+        // In this order: the magic (is it ours at all?), the checksum (is
+        // it whole?), then the versions (can this build read it?), so a
+        // damaged version byte is corruption, not an unknown version.
         if bytes.len() < SNAPSHOT_MAGIC.len() || &bytes[..8] != SNAPSHOT_MAGIC {
             return Err(Error::ForeignSnapshot);
         }
-        let mut r = Reader::new(&bytes[8..]);
-        let format = r
-            .u16("snapshot format")
-            .map_err(|_| corrupt("truncated header"))?;
-        if format != SNAPSHOT_FORMAT {
-            return Err(Error::UnknownVersion {
-                what: "snapshot format",
-                version: i32::from(format),
-            });
-        }
-        let f_version = r
-            .u8("snapshot F version")
-            .map_err(|_| corrupt("truncated header"))?;
-        if f_version != pid::F_VERSION {
-            return Err(Error::UnknownVersion {
-                what: "snapshot mapping function F",
-                version: i32::from(f_version),
-            });
-        }
         if bytes.len() < 8 + 3 + 4 {
-            return Err(corrupt("truncated: no checksum"));
+            return Err(corrupt("truncated: no header and checksum"));
         }
         let (body, tail) = bytes.split_at(bytes.len() - 4);
         let stored = u32::from_be_bytes([tail[0], tail[1], tail[2], tail[3]]);
@@ -104,6 +88,19 @@ impl Mapper {
             return Err(corrupt(format!(
                 "checksum {stored:#010x} does not match contents {computed:#010x} (truncated or damaged)"
             )));
+        }
+        let format = u16::from_be_bytes([bytes[8], bytes[9]]);
+        if format != SNAPSHOT_FORMAT {
+            return Err(Error::UnknownVersion {
+                what: "snapshot format",
+                version: i32::from(format),
+            });
+        }
+        if bytes[10] != pid::F_VERSION {
+            return Err(Error::UnknownVersion {
+                what: "snapshot mapping function F",
+                version: i32::from(bytes[10]),
+            });
         }
         decode_body(&body[11..]).map_err(|e| match e {
             Error::Truncated { what, .. } => corrupt(format!("truncated at {what}")),

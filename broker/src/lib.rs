@@ -14,7 +14,7 @@
 //!   (a value), `< 0` is `-code`, with the message in
 //!   `mp_last_error_ptr/len`.
 //! * Pointers the host passes must lie inside a live block from `mp_alloc`:
-//!   anything else is `-ERR_BAD_POINTER`, never a trap and never a write to
+//!   anything else is `-101 BadPointer`, never a trap and never a write to
 //!   memory the module did not hand out. The layer has no `unsafe` blocks:
 //!   it reaches host-written bytes through the blocks it owns.
 //! * Output (records, snapshots) lives in a per-mapper buffer, valid until
@@ -25,23 +25,8 @@
 use std::cell::RefCell;
 use std::collections::BTreeMap;
 
-use mirrorpid::{Error, Mapper, MapperConfig, RewriteOptions, StateRecord};
-
-/// The ABI version `mp_abi_version` returns: 2 since bindings wait for
-/// `mp_confirm` (docs/ABI.md, "Persistence protocol").
-pub const ABI_VERSION: i32 = 2;
-/// No mapper has this handle (never created, or freed).
-pub const ERR_BAD_HANDLE: i32 = 100;
-/// A (pointer, length) pair outside every live `mp_alloc` block.
-pub const ERR_BAD_POINTER: i32 = 101;
-/// A length, flag or other argument out of its range.
-pub const ERR_BAD_ARGUMENT: i32 = 102;
-/// The module could not allocate memory.
-pub const ERR_OUT_OF_MEMORY: i32 = 103;
-/// Rewrite flag: verify each batch's CRC first.
-pub const FLAG_STRICT_CRC: i32 = 1;
-/// Rewrite flag: the buffer must end on a batch boundary.
-pub const FLAG_COMPLETE: i32 = 2;
+use mirrorpid::abi::{self, ABI_VERSION, FLAG_COMPLETE, FLAG_STRICT_CRC};
+use mirrorpid::{Code, Error, Mapper, MapperConfig, RewriteOptions, StateRecord};
 
 struct Slot {
     mapper: Mapper,
@@ -61,27 +46,30 @@ thread_local! {
     static STATE: RefCell<State> = RefCell::new(State::default());
 }
 
-/// An error of this layer: a code and a message.
-struct Failure(i32, String);
+/// An error of this layer: a code and its message (which starts with the
+/// code's name).
+struct Failure(Code, String);
 
 impl From<Error> for Failure {
     fn from(e: Error) -> Failure {
-        Failure(e.code(), e.to_string())
+        Failure(e.kind(), e.to_string())
     }
 }
 
+/// A failure of this layer's own: `Name: detail`.
+fn fail(code: Code, detail: impl std::fmt::Display) -> Failure {
+    Failure(code, format!("{}: {detail}", code.name()))
+}
+
 fn bad_pointer(ptr: usize, len: usize) -> Failure {
-    Failure(
-        ERR_BAD_POINTER,
-        format!("BadPointer: [{ptr}, {ptr}+{len}) is not inside a block from mp_alloc"),
+    fail(
+        Code::BadPointer,
+        format!("[{ptr}, {ptr}+{len}) is not inside a block from mp_alloc"),
     )
 }
 
 fn bad_handle(handle: i32) -> Failure {
-    Failure(
-        ERR_BAD_HANDLE,
-        format!("BadHandle: no mapper has handle {handle}"),
-    )
+    fail(Code::BadHandle, format!("no mapper has handle {handle}"))
 }
 
 impl State {
@@ -110,12 +98,8 @@ impl State {
 
     fn text(&self, ptr: usize, len: usize, what: &str) -> Result<String, Failure> {
         let raw = self.bytes(ptr, len)?;
-        String::from_utf8(raw.to_vec()).map_err(|_| {
-            Failure(
-                ERR_BAD_ARGUMENT,
-                format!("BadArgument: {what} is not UTF-8"),
-            )
-        })
+        String::from_utf8(raw.to_vec())
+            .map_err(|_| fail(Code::BadArgument, format!("{what} is not UTF-8")))
     }
 
     fn slot(&mut self, handle: i32) -> Result<&mut Slot, Failure> {
@@ -126,7 +110,7 @@ impl State {
 
     fn add(&mut self, mapper: Mapper) -> Result<i32, Failure> {
         if self.next_handle == i32::MAX {
-            return Err(Failure(ERR_OUT_OF_MEMORY, "OutOfHandles".into()));
+            return Err(fail(Code::OutOfMemory, "every handle has been used"));
         }
         self.next_handle += 1;
         let slot = Slot {
@@ -139,55 +123,52 @@ impl State {
     }
 }
 
-/// Runs `f` on the module state; turns a failure into `-code` and records
-/// its message.
+/// Runs `f` on the module state: a success clears the last error message;
+/// a failure becomes `-code` and records its message.
 fn call<T: From<i32>>(f: impl FnOnce(&mut State) -> Result<T, Failure>) -> T {
     STATE.with(|s| {
         let mut state = s.borrow_mut();
         match f(&mut state) {
-            Ok(v) => v,
+            Ok(v) => {
+                state.last_error.clear();
+                v
+            }
             Err(Failure(code, message)) => {
                 state.last_error = message;
-                T::from(-code)
+                T::from(-code.value())
             }
         }
     })
 }
 
+/// A pointer: wasm32 addresses are unsigned, so an `i32` below zero is an
+/// address at or above 2^31 (no block is there unless memory is that big).
+fn address(ptr: i32) -> usize {
+    ptr as u32 as usize
+}
+
+/// A length: never negative.
 fn size(v: i32, what: &str) -> Result<usize, Failure> {
-    usize::try_from(v).map_err(|_| {
-        Failure(
-            ERR_BAD_ARGUMENT,
-            format!("BadArgument: {what} {v} is negative"),
-        )
-    })
+    usize::try_from(v).map_err(|_| fail(Code::BadArgument, format!("{what} {v} is negative")))
 }
 
+/// A result count or length as the `i32` the ABI returns. Outputs live in
+/// wasm32 memory, so they always fit; the check keeps a cast honest.
 fn count(n: usize) -> Result<i32, Failure> {
-    i32::try_from(n).map_err(|_| Failure(ERR_BAD_ARGUMENT, "BadArgument: result too large".into()))
+    i32::try_from(n).map_err(|_| fail(Code::OutOfMemory, format!("result {n} does not fit an i32")))
 }
 
-/// Writes records as `i32 count | count × (i32 keyLen | key | i32 valueLen
-/// (-1 = null) | value)`, big-endian.
+/// Writes records in the record-list layout (`mirrorpid::abi`).
 fn encode_records(records: &[StateRecord], out: &mut Vec<u8>) -> Result<(), Failure> {
-    out.clear();
-    out.extend_from_slice(&count(records.len())?.to_be_bytes());
-    for r in records {
-        let (key, value) = r.encode()?;
-        out.extend_from_slice(&count(key.len())?.to_be_bytes());
-        out.extend_from_slice(&key);
-        match value {
-            Some(v) => {
-                out.extend_from_slice(&count(v.len())?.to_be_bytes());
-                out.extend_from_slice(&v);
-            }
-            None => out.extend_from_slice(&(-1i32).to_be_bytes()),
-        }
-    }
-    Ok(())
+    let encoded = records
+        .iter()
+        .map(StateRecord::encode)
+        .collect::<Result<Vec<_>, Error>>()?;
+    abi::encode_records(encoded.iter().map(|(k, v)| (&k[..], v.as_deref())), out)
+        .ok_or_else(|| fail(Code::OutOfMemory, "a record list does not fit an i32"))
 }
 
-/// The ABI version (1).
+/// The ABI version ([`ABI_VERSION`]).
 #[no_mangle]
 pub extern "C" fn mp_abi_version() -> i32 {
     ABI_VERSION
@@ -200,16 +181,17 @@ pub extern "C" fn mp_alloc(len: i32) -> i32 {
     call(|s| {
         let n = size(len, "length")?;
         if n == 0 {
-            return Err(Failure(ERR_BAD_ARGUMENT, "BadArgument: mp_alloc(0)".into()));
+            return Err(fail(Code::BadArgument, "mp_alloc(0)"));
         }
         let mut v: Vec<u8> = Vec::new();
         v.try_reserve_exact(n)
-            .map_err(|_| Failure(ERR_OUT_OF_MEMORY, format!("OutOfMemory: {n} bytes")))?;
+            .map_err(|_| fail(Code::OutOfMemory, format!("{n} bytes")))?;
         v.resize(n, 0);
         let block = v.into_boxed_slice();
         let ptr = block.as_ptr() as usize;
+        // A block at or above 2^31 would read as a negative status.
         let ptr32 = i32::try_from(ptr)
-            .map_err(|_| Failure(ERR_OUT_OF_MEMORY, "OutOfMemory: address space".into()))?;
+            .map_err(|_| fail(Code::OutOfMemory, "no block below 2^31 is free"))?;
         s.allocs.insert(ptr, block);
         Ok(ptr32)
     })
@@ -219,11 +201,12 @@ pub extern "C" fn mp_alloc(len: i32) -> i32 {
 #[no_mangle]
 pub extern "C" fn mp_free(ptr: i32) -> i32 {
     call(|s| {
-        let key = usize::try_from(ptr).map_err(|_| bad_pointer(0, 0))?;
-        s.allocs
-            .remove(&key)
-            .map(|_| 0)
-            .ok_or_else(|| bad_pointer(key, 0))
+        s.allocs.remove(&address(ptr)).map(|_| 0).ok_or_else(|| {
+            fail(
+                Code::BadPointer,
+                format!("{} is not a live block from mp_alloc", address(ptr)),
+            )
+        })
     })
 }
 
@@ -232,11 +215,7 @@ pub extern "C" fn mp_free(ptr: i32) -> i32 {
 #[no_mangle]
 pub extern "C" fn mp_mapper_new(config_ptr: i32, config_len: i32) -> i32 {
     call(|s| {
-        let text = s.text(
-            size(config_ptr, "pointer")?,
-            size(config_len, "length")?,
-            "config",
-        )?;
+        let text = s.text(address(config_ptr), size(config_len, "length")?, "config")?;
         let mapper = Mapper::new(MapperConfig::from_json(&text)?)?;
         s.add(mapper)
     })
@@ -270,21 +249,18 @@ pub extern "C" fn mp_rewrite(
 ) -> i32 {
     call(|s| {
         if flags & !(FLAG_STRICT_CRC | FLAG_COMPLETE) != 0 {
-            return Err(Failure(
-                ERR_BAD_ARGUMENT,
-                format!("BadArgument: flags {flags:#x}"),
-            ));
+            return Err(fail(Code::BadArgument, format!("flags {flags:#x}")));
         }
         let options = RewriteOptions {
             strict_crc: flags & FLAG_STRICT_CRC != 0,
             complete: flags & FLAG_COMPLETE != 0,
         };
         let source = s.text(
-            size(src_ptr, "pointer")?,
+            address(src_ptr),
             size(src_len, "length")?,
             "source cluster ID",
         )?;
-        let (ptr, len) = (size(buf_ptr, "pointer")?, size(buf_len, "length")?);
+        let (ptr, len) = (address(buf_ptr), size(buf_len, "length")?);
         s.slot(handle)?;
         let start = if len == 0 {
             None
@@ -332,7 +308,8 @@ pub extern "C" fn mp_output_len(handle: i32) -> i32 {
 }
 
 /// Applies one `__mirror_state` record; `value_len` -1 is a tombstone.
-/// Returns 0 skipped (another partition), 1 bound, 2 deleted.
+/// Returns 0 skipped (another partition), 1 bound, 2 deleted, 3 bound and
+/// other identities holding that slot removed.
 #[no_mangle]
 pub extern "C" fn mp_load_record(
     handle: i32,
@@ -343,17 +320,18 @@ pub extern "C" fn mp_load_record(
 ) -> i32 {
     call(|s| {
         s.slot(handle)?;
-        let key = s.bytes(size(key_ptr, "pointer")?, size(key_len, "length")?)?;
+        let key = s.bytes(address(key_ptr), size(key_len, "length")?)?;
         let value = match value_len {
             -1 => None,
-            n => Some(s.bytes(size(value_ptr, "pointer")?, size(n, "length")?)?),
+            n => Some(s.bytes(address(value_ptr), size(n, "length")?)?),
         };
         let record = StateRecord::decode(key, value)?;
         let outcome = s.slot(handle)?.mapper.load_record(&record)?;
         Ok(match outcome {
-            mirrorpid::LoadOutcome::Skipped => 0,
-            mirrorpid::LoadOutcome::Bound { .. } => 1,
-            mirrorpid::LoadOutcome::Deleted { .. } => 2,
+            mirrorpid::LoadOutcome::Skipped => abi::LOAD_SKIPPED,
+            mirrorpid::LoadOutcome::Bound { evicted, .. } if evicted.is_empty() => abi::LOAD_BOUND,
+            mirrorpid::LoadOutcome::Bound { .. } => abi::LOAD_BOUND_EVICTING,
+            mirrorpid::LoadOutcome::Deleted { .. } => abi::LOAD_DELETED,
         })
     })
 }
@@ -372,7 +350,7 @@ pub extern "C" fn mp_snapshot(handle: i32) -> i32 {
 #[no_mangle]
 pub extern "C" fn mp_restore(ptr: i32, len: i32) -> i32 {
     call(|s| {
-        let bytes = s.bytes(size(ptr, "pointer")?, size(len, "length")?)?;
+        let bytes = s.bytes(address(ptr), size(len, "length")?)?;
         let mapper = Mapper::restore(bytes)?;
         s.add(mapper)
     })

@@ -9,6 +9,8 @@
 use std::fmt;
 use std::path::{Path, PathBuf};
 
+use mirrorpid::abi;
+use mirrorpid::Code;
 use wasmtime::error::Context;
 use wasmtime::{
     bail, Engine, Instance, Memory, Module, Store, StoreLimits, StoreLimitsBuilder, TypedFunc, Val,
@@ -22,6 +24,14 @@ pub struct AbiError {
     pub code: i32,
     /// The message the module recorded.
     pub message: String,
+}
+
+impl AbiError {
+    /// Its entry in mirrorpid's code table (`None` for a trap, reported as
+    /// code -1, or a code this build does not know).
+    pub fn kind(&self) -> Option<Code> {
+        Code::from_value(self.code)
+    }
 }
 
 impl fmt::Display for AbiError {
@@ -459,29 +469,12 @@ fn trap(e: wasmtime::Error) -> AbiError {
     }
 }
 
-/// Parses `i32 count | count × (i32 keyLen | key | i32 valueLen | value)`.
+/// Parses the record-list layout of an output (`mirrorpid::abi`).
 pub fn parse_records(bytes: &[u8]) -> Option<Vec<RawRecord>> {
-    let mut pos = 0usize;
-    let int = |pos: &mut usize| -> Option<i32> {
-        let v = i32::from_be_bytes(bytes.get(*pos..*pos + 4)?.try_into().ok()?);
-        *pos += 4;
-        Some(v)
-    };
-    let n = int(&mut pos)?;
-    let mut out = Vec::new();
-    for _ in 0..n {
-        let kl = int(&mut pos)? as usize;
-        let key = bytes.get(pos..pos + kl)?.to_vec();
-        pos += kl;
-        let vl = int(&mut pos)?;
-        let value = if vl < 0 {
-            None
-        } else {
-            let v = bytes.get(pos..pos + vl as usize)?.to_vec();
-            pos += vl as usize;
-            Some(v)
-        };
-        out.push(RawRecord { key, value });
-    }
-    (pos == bytes.len()).then_some(out)
+    abi::parse_records(bytes).map(|records| {
+        records
+            .into_iter()
+            .map(|(key, value)| RawRecord { key, value })
+            .collect()
+    })
 }

@@ -8,7 +8,7 @@
 use std::collections::{BTreeMap, HashMap};
 
 use mirrorpid::batch::{BatchBuilder, Batches, ControlType, Entry, RecordSpec};
-use mirrorpid::{map_pid, Mapper, MapperConfig, RewriteOptions, StateRecord};
+use mirrorpid::{map_pid, Code, Mapper, MapperConfig, RewriteOptions, StateRecord};
 use mirrorpid_host::{default_module_path, BrokerModule, RawRecord};
 
 const TOPIC: &str = "bxw7Kp1OS3-KHC0-T1prfA";
@@ -343,7 +343,7 @@ fn garbage_is_answered_with_errors_and_the_module_keeps_serving() {
         let before = junk.clone();
         match module.rewrite(h, "A", &mut junk, 2, 2) {
             Err(e) => {
-                assert!(e.code > 0, "no trap: {e}");
+                assert!(e.kind().is_some(), "no trap: {e}");
                 assert!(!e.message.is_empty());
                 assert_eq!(junk, before);
                 errors += 1;
@@ -352,8 +352,11 @@ fn garbage_is_answered_with_errors_and_the_module_keeps_serving() {
         }
         let key: Vec<u8> = (0..(next() % 40)).map(|_| next() as u8).collect();
         let e = module.load_record(h, &key, Some(&junk)).unwrap_err();
-        assert!(e.code > 0 && e.code < 100, "{e}");
-        assert!(module.restore(&junk).unwrap_err().code > 0);
+        assert!(
+            e.kind().is_some_and(|k| k.value() < 100),
+            "a core error: {e}"
+        );
+        assert!(module.restore(&junk).unwrap_err().kind().is_some());
     }
     assert!(errors > 250);
     assert_eq!(
@@ -363,25 +366,40 @@ fn garbage_is_answered_with_errors_and_the_module_keeps_serving() {
     );
 
     // Bad handles: unknown, freed.
-    assert_eq!(module.mapper_len(999).unwrap_err().code, 100);
+    assert_eq!(
+        module.mapper_len(999).unwrap_err().kind(),
+        Some(Code::BadHandle)
+    );
     let tmp = module.mapper_new(&config(0)).unwrap();
     module.mapper_free(tmp).unwrap();
-    assert_eq!(module.mapper_free(tmp).unwrap_err().code, 100);
-    assert_eq!(module.snapshot(tmp).unwrap_err().code, 100);
+    assert_eq!(
+        module.mapper_free(tmp).unwrap_err().kind(),
+        Some(Code::BadHandle)
+    );
+    assert_eq!(
+        module.snapshot(tmp).unwrap_err().kind(),
+        Some(Code::BadHandle)
+    );
     let mut buf = fetch(&[3], 0, false);
     let e = module.rewrite(tmp, "A", &mut buf, 0, 0).unwrap_err();
-    assert_eq!(e.code, 100);
+    assert_eq!(e.kind(), Some(Code::BadHandle));
     assert!(e.message.contains("BadHandle"));
     // Bad pointers: past memory, negative, inside memory but never allocated, freed.
     let mem = module.memory_size() as i32;
-    assert_eq!(module.free(mem + 100).unwrap_err().code, 101);
-    assert_eq!(module.free(-5).unwrap_err().code, 101);
-    assert_eq!(module.free(8).unwrap_err().code, 101);
+    assert_eq!(
+        module.free(mem + 100).unwrap_err().kind(),
+        Some(Code::BadPointer)
+    );
+    assert_eq!(module.free(-5).unwrap_err().kind(), Some(Code::BadPointer));
+    assert_eq!(module.free(8).unwrap_err().kind(), Some(Code::BadPointer));
     let p = module.alloc(64).unwrap();
     module.free(p).unwrap();
-    assert_eq!(module.free(p).unwrap_err().code, 101);
-    assert_eq!(module.alloc(-1).unwrap_err().code, 102);
-    assert_eq!(module.alloc(0).unwrap_err().code, 102);
+    assert_eq!(module.free(p).unwrap_err().kind(), Some(Code::BadPointer));
+    assert_eq!(
+        module.alloc(-1).unwrap_err().kind(),
+        Some(Code::BadArgument)
+    );
+    assert_eq!(module.alloc(0).unwrap_err().kind(), Some(Code::BadArgument));
     // Every pointer-taking export, with pointers past memory, negative
     // lengths, and lengths running past the end of a live block.
     use wasmtime::Val::{I32, I64};
@@ -399,43 +417,67 @@ fn garbage_is_answered_with_errors_and_the_module_keeps_serving() {
             I32(0),
         ]
     };
-    let bad_calls: Vec<(&str, Vec<wasmtime::Val>, i32)> = vec![
-        ("mp_mapper_new", vec![I32(past), I32(10)], 101),
-        ("mp_mapper_new", vec![I32(block), I32(17)], 101),
-        ("mp_mapper_new", vec![I32(block), I32(-3)], 102),
-        ("mp_rewrite", rewrite(block, 1, past, 100), 101),
-        ("mp_rewrite", rewrite(block, 1, block + 8, 9), 101),
-        ("mp_rewrite", rewrite(past, 1, block, 16), 101),
-        ("mp_rewrite", rewrite(block, 1, block, -16), 102),
-        ("mp_rewrite", rewrite(8, 4, block, 16), 101),
+    let bad_calls: Vec<(&str, Vec<wasmtime::Val>, Code)> = vec![
+        ("mp_mapper_new", vec![I32(past), I32(10)], Code::BadPointer),
+        ("mp_mapper_new", vec![I32(block), I32(17)], Code::BadPointer),
+        (
+            "mp_mapper_new",
+            vec![I32(block), I32(-3)],
+            Code::BadArgument,
+        ),
+        ("mp_rewrite", rewrite(block, 1, past, 100), Code::BadPointer),
+        (
+            "mp_rewrite",
+            rewrite(block, 1, block + 8, 9),
+            Code::BadPointer,
+        ),
+        ("mp_rewrite", rewrite(past, 1, block, 16), Code::BadPointer),
+        (
+            "mp_rewrite",
+            rewrite(block, 1, block, -16),
+            Code::BadArgument,
+        ),
+        ("mp_rewrite", rewrite(8, 4, block, 16), Code::BadPointer),
         (
             "mp_load_record",
             vec![I32(h), I32(past), I32(30), I32(0), I32(-1)],
-            101,
+            Code::BadPointer,
         ),
         (
             "mp_load_record",
             vec![I32(h), I32(block), I32(16), I32(past), I32(20)],
-            101,
+            Code::BadPointer,
         ),
         (
             "mp_load_record",
             vec![I32(h), I32(block), I32(16), I32(block), I32(-7)],
-            102,
+            Code::BadArgument,
         ),
-        ("mp_restore", vec![I32(past), I32(64)], 101),
-        ("mp_restore", vec![I32(-1), I32(64)], 102),
-        ("mp_free", vec![I32(block + 1)], 101),
+        ("mp_restore", vec![I32(past), I32(64)], Code::BadPointer),
+        // -1 is address 2^32-1: a pointer, not a length, so BadPointer.
+        ("mp_restore", vec![I32(-1), I32(64)], Code::BadPointer),
+        // A length of 0 is accepted with any pointer, even one past 2^31.
+        ("mp_restore", vec![I32(-1), I32(0)], Code::ForeignSnapshot),
+        ("mp_free", vec![I32(block + 1)], Code::BadPointer),
     ];
     for (name, args, code) in bad_calls {
         let status = module
             .call_raw(name, &args)
             .unwrap_or_else(|e| panic!("{name} trapped: {e}"));
-        assert_eq!(status, -code, "{name}{args:?}: {}", module.last_error());
+        assert_eq!(
+            status,
+            -code.value(),
+            "{name}{args:?}: {}",
+            module.last_error()
+        );
+        assert!(module.last_error().starts_with(code.name()));
     }
     module.free(block).unwrap();
     // Malformed config, bad flags.
-    assert_eq!(module.mapper_new("{not json").unwrap_err().code, 19);
+    assert_eq!(
+        module.mapper_new("{not json").unwrap_err().kind(),
+        Some(Code::InvalidInput)
+    );
     assert_eq!(
         module
             .mapper_new(r#"{"topicId":"x","partition":0}"#)
@@ -446,7 +488,7 @@ fn garbage_is_answered_with_errors_and_the_module_keeps_serving() {
     let e = module
         .rewrite(h, "A", &mut fetch(&[1], 0, false), 0, 0x40)
         .unwrap_err();
-    assert_eq!(e.code, 102);
+    assert_eq!(e.kind(), Some(Code::BadArgument));
     // Still serving, state intact.
     let mut more = fetch(&[1, 2], 9, false);
     let mut native_more = more.clone();

@@ -53,10 +53,29 @@ impl MapperConfig {
     }
 
     /// Parses the JSON form (`{"topicId", "partition", "durability"?,
-    /// "producerExpirationMs"?}`) and validates it.
+    /// "producerExpirationMs"?}`, unknown fields refused, optional fields
+    /// absent or null) and validates it. A bad `topicId` is
+    /// [`Error::InvalidTopicId`]; anything else wrong is
+    /// [`Error::InvalidInput`].
     pub fn from_json(text: &str) -> Result<MapperConfig> {
-        let config: MapperConfig = serde_json::from_str(text)
+        #[derive(Deserialize)]
+        #[serde(rename_all = "camelCase", deny_unknown_fields)]
+        struct Raw {
+            topic_id: String,
+            partition: i32,
+            durability: Option<Durability>,
+            producer_expiration_ms: Option<crate::json::Int64>,
+        }
+        let raw: Raw = serde_json::from_str(text)
             .map_err(|e| Error::invalid(format!("mapper config: {e}")))?;
+        let config = MapperConfig {
+            topic_id: raw.topic_id.parse()?,
+            partition: raw.partition,
+            durability: raw.durability.unwrap_or_default(),
+            producer_expiration_ms: raw
+                .producer_expiration_ms
+                .map_or(DEFAULT_PRODUCER_EXPIRATION_MS, |v| v.0),
+        };
         config.validate()?;
         Ok(config)
     }

@@ -184,7 +184,7 @@ impl Mapper {
     #[inline]
     fn bound_outcome(&mut self, idx: usize, pid: i64, now_ms: i64) -> MapOutcome {
         let b = *self.table.get(idx);
-        self.set_state(idx, b.last_seen.max(now_ms), b.flags);
+        self.set_state(idx, b.last_seen.max(table::seen_at(now_ms)), b.flags);
         let mut outcome = MapOutcome {
             pid,
             mapped: b.mapped,
@@ -234,7 +234,7 @@ impl Mapper {
         let idx = self.table.insert(Binding {
             pid,
             mapped,
-            last_seen: now_ms,
+            last_seen: table::seen_at(now_ms),
             cluster,
             salt,
             flags: if recorded { RECORDED } else { 0 },

@@ -100,7 +100,8 @@ impl Mapper {
         for idx in (0..self.table.len()).rev() {
             let b = *self.table.get(idx);
             if b.last_seen == UNKNOWN_LAST_SEEN {
-                self.table.set_state(idx, now_ms, b.flags);
+                self.table
+                    .set_state(idx, super::table::seen_at(now_ms), b.flags);
             } else if b.flags & TXN_OPEN == 0 && now_ms.saturating_sub(b.last_seen) >= limit {
                 dropped.push(self.table.remove_at(idx));
             }

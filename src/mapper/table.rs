@@ -21,6 +21,12 @@ pub(crate) const PERSISTED_FLAGS: u8 = RECORDED | TXN_OPEN;
 /// batch, or until an expiry pass starts its idle clock.
 pub(crate) const UNKNOWN_LAST_SEEN: i64 = i64::MIN;
 
+/// A host time as a last-seen time: the one value that means "unknown"
+/// counts as the earliest real time instead.
+pub(crate) fn seen_at(now_ms: i64) -> i64 {
+    now_ms.max(UNKNOWN_LAST_SEEN + 1)
+}
+
 /// One binding: 32 bytes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Binding {

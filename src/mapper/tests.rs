@@ -136,3 +136,35 @@ fn abort_undoes_the_whole_call_that_opened_the_stage() {
     assert_eq!(m.snapshot(), confirmed);
     assert_eq!(m.lookup("A", 1).unwrap().last_seen_ms, Some(10));
 }
+
+#[test]
+fn expiry_is_inclusive_and_survives_extreme_clocks() {
+    let config = MapperConfig {
+        producer_expiration_ms: 1_000,
+        ..MapperConfig::new(TopicId([7; 16]), 1)
+    };
+    // Idle for exactly the limit: expired.
+    let mut m = Mapper::new(config.clone()).unwrap();
+    m.map("A", 1, 5_000).unwrap();
+    m.confirm();
+    assert_eq!(m.expire(5_999).unwrap().len(), 0);
+    assert_eq!(m.expire(6_000).unwrap().len(), 1);
+    // The extremes of the clock: idle time saturates instead of wrapping,
+    // and i64::MIN (which marks "never seen" internally) counts as the
+    // earliest real time.
+    for seen in [i64::MIN, i64::MIN + 1, -1, 0] {
+        let mut m = Mapper::new(config.clone()).unwrap();
+        m.map("A", 1, seen).unwrap();
+        m.confirm();
+        assert_eq!(m.expire(i64::MAX).unwrap().len(), 1, "seen at {seen}");
+    }
+    let mut m = Mapper::new(config).unwrap();
+    m.map("A", 1, i64::MAX).unwrap();
+    m.confirm();
+    assert_eq!(m.expire(i64::MAX).unwrap().len(), 0);
+    assert_eq!(
+        m.expire(i64::MIN).unwrap().len(),
+        0,
+        "time running backwards expires nothing"
+    );
+}

@@ -1,0 +1,102 @@
+//! The broker module's ABI facts that both sides need: the version, the
+//! flag bits, what `mp_load_record` returns, and the record-list layout of
+//! outputs. The module (`broker/`) writes with these and the reference host
+//! (`host/`) reads with them, so the two cannot drift apart; error codes are
+//! [`crate::Code`]. `docs/ABI.md` documents each.
+
+/// What `mp_abi_version` returns. Version 2 added `mp_confirm`,
+/// `mp_abort` and `mp_pending` (bindings are pending until confirmed).
+pub const ABI_VERSION: i32 = 2;
+
+/// `mp_rewrite` flag: verify each batch's CRC first.
+pub const FLAG_STRICT_CRC: i32 = 1;
+/// `mp_rewrite` flag: the buffer must end on a batch boundary.
+pub const FLAG_COMPLETE: i32 = 2;
+
+/// `mp_load_record`: a record of another topic or partition, skipped.
+pub const LOAD_SKIPPED: i32 = 0;
+/// `mp_load_record`: the identity is bound with the record's salt.
+pub const LOAD_BOUND: i32 = 1;
+/// `mp_load_record`: a tombstone.
+pub const LOAD_DELETED: i32 = 2;
+/// `mp_load_record`: bound, and other identities holding that slot were
+/// removed (the record is newer than the snapshot that put them there).
+pub const LOAD_BOUND_EVICTING: i32 = 3;
+
+/// A record as the ABI carries it: key bytes and value bytes (`None`: a
+/// tombstone).
+pub type RawRecord = (Vec<u8>, Option<Vec<u8>>);
+
+/// Appends the record-list layout of `records` to `out` (cleared first):
+/// `i32 count`, then per record `i32 keyLen | key | i32 valueLen | value`,
+/// big-endian, `valueLen = -1` for a tombstone. An empty list is 4 bytes.
+/// `None` if a length does not fit an `i32`.
+pub fn encode_records<'a>(
+    records: impl ExactSizeIterator<Item = (&'a [u8], Option<&'a [u8]>)>,
+    out: &mut Vec<u8>,
+) -> Option<()> {
+    out.clear();
+    out.extend_from_slice(&i32::try_from(records.len()).ok()?.to_be_bytes());
+    for (key, value) in records {
+        out.extend_from_slice(&i32::try_from(key.len()).ok()?.to_be_bytes());
+        out.extend_from_slice(key);
+        match value {
+            Some(v) => {
+                out.extend_from_slice(&i32::try_from(v.len()).ok()?.to_be_bytes());
+                out.extend_from_slice(v);
+            }
+            None => out.extend_from_slice(&(-1i32).to_be_bytes()),
+        }
+    }
+    Some(())
+}
+
+/// Reads the record-list layout; `None` unless `bytes` is exactly one list.
+pub fn parse_records(bytes: &[u8]) -> Option<Vec<RawRecord>> {
+    let mut pos = 0usize;
+    let int = |pos: &mut usize| -> Option<i32> {
+        let v = i32::from_be_bytes(bytes.get(*pos..*pos + 4)?.try_into().ok()?);
+        *pos += 4;
+        Some(v)
+    };
+    let n = usize::try_from(int(&mut pos)?).ok()?;
+    let mut out = Vec::with_capacity(n.min(bytes.len() / 8));
+    for _ in 0..n {
+        let kl = usize::try_from(int(&mut pos)?).ok()?;
+        let key = bytes.get(pos..pos.checked_add(kl)?)?.to_vec();
+        pos += kl;
+        let value = match int(&mut pos)? {
+            -1 => None,
+            vl => {
+                let vl = usize::try_from(vl).ok()?;
+                let v = bytes.get(pos..pos.checked_add(vl)?)?.to_vec();
+                pos += vl;
+                Some(v)
+            }
+        };
+        out.push((key, value));
+    }
+    (pos == bytes.len()).then_some(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn record_lists_round_trip_and_an_empty_one_is_four_bytes() {
+        let mut out = Vec::new();
+        encode_records(std::iter::empty(), &mut out).unwrap();
+        assert_eq!(out, [0, 0, 0, 0]);
+        let records: Vec<RawRecord> = vec![(vec![1, 2], Some(vec![3])), (vec![4], None)];
+        encode_records(
+            records.iter().map(|(k, v)| (&k[..], v.as_deref())),
+            &mut out,
+        )
+        .unwrap();
+        assert_eq!(out[..4], [0, 0, 0, 2], "big-endian count");
+        assert_eq!(parse_records(&out).unwrap(), records);
+        assert_eq!(parse_records(&out[..out.len() - 1]), None);
+        assert_eq!(parse_records(&[0xff, 0xff, 0xff, 0xff]), None);
+    }
+}
