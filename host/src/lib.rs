@@ -269,10 +269,15 @@ impl BrokerModule {
     /// `mp_mapper_new` with a JSON config; returns the handle.
     pub fn mapper_new(&mut self, config_json: &str) -> Result<i32, AbiError> {
         let (p, l) = self.put(config_json.as_bytes())?;
-        let s = self.mapper_new.call(&mut self.store, (p, l)).map_err(trap);
+        // Read the outcome (and any message) before mp_free, whose success
+        // clears the message.
+        let result = self
+            .mapper_new
+            .call(&mut self.store, (p, l))
+            .map_err(trap)
+            .and_then(|s| self.check(s));
         self.release(p);
-        let s = s?;
-        self.check(s)
+        result
     }
 
     /// `mp_mapper_free`.
@@ -380,14 +385,14 @@ impl BrokerModule {
             Some(v) => self.put(v)?,
             None => (0, -1),
         };
-        let s = self
+        let result = self
             .load_record
             .call(&mut self.store, (handle, kp, kl, vp, vl))
-            .map_err(trap);
+            .map_err(trap)
+            .and_then(|s| self.check(s));
         self.release(kp);
         self.release(vp);
-        let s = s?;
-        self.check(s)
+        result
     }
 
     /// `mp_snapshot`, then the bytes.
@@ -400,10 +405,13 @@ impl BrokerModule {
     /// `mp_restore`; returns the new handle.
     pub fn restore(&mut self, bytes: &[u8]) -> Result<i32, AbiError> {
         let (p, l) = self.put(bytes)?;
-        let s = self.restore.call(&mut self.store, (p, l)).map_err(trap);
+        let result = self
+            .restore
+            .call(&mut self.store, (p, l))
+            .map_err(trap)
+            .and_then(|s| self.check(s));
         self.release(p);
-        let s = s?;
-        self.check(s)
+        result
     }
 
     /// `mp_expire`; returns the tombstones.

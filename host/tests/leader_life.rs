@@ -482,8 +482,8 @@ fn garbage_is_answered_with_errors_and_the_module_keeps_serving() {
         module
             .mapper_new(r#"{"topicId":"x","partition":0}"#)
             .unwrap_err()
-            .code,
-        19
+            .kind(),
+        Some(Code::InvalidTopicId)
     );
     let e = module
         .rewrite(h, "A", &mut fetch(&[1], 0, false), 0, 0x40)

@@ -1,0 +1,246 @@
+//! `docs/ABI.md` against the module: its function table (names and
+//! signatures) and its list of other exports against the module's exports,
+//! its error table against `mirrorpid::Code`, and the numbered findings of
+//! a host written from the docs alone, each as a test.
+
+use std::collections::BTreeMap;
+
+use mirrorpid::record::{StateKey, StateValue};
+use mirrorpid::{abi, map_pid, Code, StateRecord};
+use mirrorpid_host::{default_module_path, BrokerModule};
+use wasmtime::{Engine, ExternType, Module, ValType};
+
+fn doc() -> String {
+    std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../docs/ABI.md")).unwrap()
+}
+
+/// The rows of the first table after `heading_row` (cells trimmed).
+fn table(doc: &str, heading_row: &str) -> Vec<Vec<String>> {
+    let start = doc
+        .find(heading_row)
+        .unwrap_or_else(|| panic!("no table {heading_row:?}"));
+    doc[start..]
+        .lines()
+        .skip(2)
+        .take_while(|l| l.starts_with('|'))
+        .map(|l| {
+            l.trim_matches('|')
+                .split('|')
+                .map(|c| c.trim().to_owned())
+                .collect()
+        })
+        .collect()
+}
+
+fn ticks(s: &str) -> &str {
+    s.trim_matches('`')
+}
+
+/// `(a, b: i32, c: i64) -> i32` as parameter and result types; untyped
+/// names take the next type written (`a, b: i32` is two i32s).
+fn signature(text: &str) -> (Vec<String>, Vec<String>) {
+    let (params, result) = text.split_once("->").expect("a signature with ->");
+    let inner = params.trim().trim_start_matches('(').trim_end_matches(')');
+    let mut types = Vec::new();
+    let mut pending = 0;
+    for p in inner.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+        match p.split_once(':') {
+            Some((_, t)) => {
+                types.extend(std::iter::repeat(t.trim().to_owned()).take(pending + 1));
+                pending = 0;
+            }
+            None => pending += 1,
+        }
+    }
+    assert_eq!(pending, 0, "untyped parameters at the end of {text}");
+    (types, vec![result.trim().to_owned()])
+}
+
+fn wasm_type(t: &ValType) -> String {
+    match t {
+        ValType::I32 => "i32".into(),
+        ValType::I64 => "i64".into(),
+        other => format!("{other}"),
+    }
+}
+
+#[test]
+fn the_function_table_is_the_export_list() {
+    let engine = Engine::default();
+    let module = Module::from_file(&engine, default_module_path()).unwrap();
+    let exports: BTreeMap<String, ExternType> = module
+        .exports()
+        .map(|e| (e.name().to_owned(), e.ty()))
+        .collect();
+    let doc = doc();
+    let mut documented = Vec::new();
+    for row in table(&doc, "| export | signature | returns |") {
+        let name = ticks(&row[0]).to_owned();
+        let ty = exports
+            .get(&name)
+            .unwrap_or_else(|| panic!("{name} is documented but not exported"));
+        let ExternType::Func(f) = ty else {
+            panic!("{name} is not a function")
+        };
+        let (params, results) = signature(ticks(&row[1]));
+        let actual: Vec<String> = f.params().map(|t| wasm_type(&t)).collect();
+        assert_eq!(params, actual, "{name} parameters");
+        let actual: Vec<String> = f.results().map(|t| wasm_type(&t)).collect();
+        assert_eq!(results, actual, "{name} result");
+        documented.push(name);
+    }
+    for row in table(&doc, "| other export | kind |") {
+        let name = ticks(&row[0]).to_owned();
+        let kind = match exports.get(&name) {
+            Some(ExternType::Memory(_)) => "memory",
+            Some(ExternType::Global(_)) => "global",
+            other => panic!("{name}: documented as {} but is {other:?}", row[1]),
+        };
+        assert_eq!(kind, row[1], "{name}");
+        documented.push(name);
+    }
+    let mut undocumented: Vec<&String> =
+        exports.keys().filter(|e| !documented.contains(e)).collect();
+    undocumented.sort();
+    assert!(
+        undocumented.is_empty(),
+        "exported but not in docs/ABI.md: {undocumented:?}"
+    );
+}
+
+#[test]
+fn the_error_table_is_the_code_table() {
+    let rows = table(&doc(), "| code | name | meaning |");
+    let documented: Vec<(i32, String, String)> = rows
+        .iter()
+        .map(|r| (r[0].parse().unwrap(), r[1].clone(), r[2].clone()))
+        .collect();
+    let defined: Vec<(i32, String, String)> = Code::ALL
+        .iter()
+        .map(|c| (c.value(), c.name().to_owned(), c.meaning().to_owned()))
+        .collect();
+    assert_eq!(documented, defined);
+}
+
+fn module() -> BrokerModule {
+    BrokerModule::load(&default_module_path()).unwrap()
+}
+
+const CONFIG: &str = r#"{"topicId":"bxw7Kp1OS3-KHC0-T1prfA","partition":0}"#;
+
+fn record(source: &str, pid: i64, salt: i64) -> (Vec<u8>, Option<Vec<u8>>) {
+    let r = StateRecord {
+        key: StateKey {
+            topic_id: "bxw7Kp1OS3-KHC0-T1prfA".parse().unwrap(),
+            partition: 0,
+            source_cluster_id: source.into(),
+            original_pid: pid,
+        },
+        value: Some(StateValue {
+            salt,
+            colliding_cluster_id: String::new(),
+            timestamp_ms: 1,
+        }),
+    };
+    (
+        r.key.to_bytes().unwrap(),
+        r.value.as_ref().map(|v| v.to_bytes().unwrap()),
+    )
+}
+
+/// Finding 2: a bad topicId in the config is InvalidTopicId.
+#[test]
+fn finding_2_bad_topic_id_is_code_11() {
+    let e = module()
+        .mapper_new(r#"{"topicId":"nope","partition":0}"#)
+        .unwrap_err();
+    assert_eq!(e.kind(), Some(Code::InvalidTopicId), "{e}");
+}
+
+/// Finding 3: salts are 0 to 63; 64 is refused and the message says so.
+#[test]
+fn finding_3_salt_range() {
+    let mut m = module();
+    let h = m.mapper_new(CONFIG).unwrap();
+    let (k, v) = record("A", 1, 63);
+    assert_eq!(m.load_record(h, &k, v.as_deref()), Ok(abi::LOAD_BOUND));
+    let (k, v) = record("A", 2, 64);
+    let e = m.load_record(h, &k, v.as_deref()).unwrap_err();
+    assert_eq!(e.kind(), Some(Code::InvalidSalt));
+    assert!(e.message.contains("0 to 63"), "{e}");
+}
+
+/// Finding 4: a key with an empty source cluster is InvalidInput, as documented.
+#[test]
+fn finding_4_empty_source_cluster_in_a_key() {
+    let mut m = module();
+    let h = m.mapper_new(CONFIG).unwrap();
+    let (k, v) = record("", 1, 0);
+    let e = m.load_record(h, &k, v.as_deref()).unwrap_err();
+    assert_eq!(e.kind(), Some(Code::InvalidInput), "{e}");
+    assert!(doc().contains("a\nkey with an empty SourceClusterId `-19 InvalidInput`"));
+}
+
+/// Finding 5: a record that evicts another identity says so (3).
+#[test]
+fn finding_5_eviction_is_visible() {
+    let mut m = module();
+    let h = m.mapper_new(CONFIG).unwrap();
+    // Two different sources whose salt-0 slots are the same: the second
+    // record takes the slot from the first.
+    assert_eq!(map_pid("cluster-2123", 5, 0), map_pid("cluster-2336", 5, 0));
+    let (k, v) = record("cluster-2123", 5, 0);
+    assert_eq!(m.load_record(h, &k, v.as_deref()), Ok(abi::LOAD_BOUND));
+    let (k, v) = record("cluster-2336", 5, 0);
+    assert_eq!(
+        m.load_record(h, &k, v.as_deref()),
+        Ok(abi::LOAD_BOUND_EVICTING)
+    );
+    assert_eq!(m.mapper_len(h), Ok(1));
+}
+
+/// Finding 9: the last error is cleared by a success; a failed call leaves
+/// the output and the snapshot flag as the last success left them.
+#[test]
+fn finding_9_last_error_and_flags() {
+    let mut m = module();
+    let h = m.mapper_new(CONFIG).unwrap();
+    assert!(m.mapper_len(999).is_err());
+    assert!(!m.last_error().is_empty());
+    assert_eq!(m.mapper_len(h), Ok(0));
+    assert_eq!(m.last_error(), "", "a success clears the message");
+    let batch = |pid| {
+        mirrorpid::batch::BatchBuilder {
+            producer_id: pid,
+            ..Default::default()
+        }
+        .encode()
+    };
+    let mut b = batch(5);
+    m.rewrite(h, "cluster-2123", &mut b, 1, 0).unwrap();
+    let mut b = batch(5);
+    let out = m.rewrite(h, "cluster-2336", &mut b, 1, 0).unwrap();
+    assert!(out.snapshot_required, "a collision");
+    let before = m.output(h).unwrap();
+    let mut junk = vec![0u8; 20];
+    junk[16] = 9;
+    assert!(m.rewrite(h, "A", &mut junk, 1, 0).is_err());
+    assert_eq!(
+        m.output(h).unwrap(),
+        before,
+        "a failed call leaves the output"
+    );
+    let flag = m
+        .call_raw("mp_snapshot_required", &[wasmtime::Val::I32(h)])
+        .unwrap();
+    assert_eq!(flag, 1, "and the flag");
+}
+
+/// Finding 10: mp_free of something that is not a block names it.
+#[test]
+fn finding_10_mp_free_errors() {
+    let mut m = module();
+    let e = m.free(-1).unwrap_err();
+    assert_eq!(e.kind(), Some(Code::BadPointer));
+    assert!(e.message.contains("4294967295 is not a live block"), "{e}");
+}
