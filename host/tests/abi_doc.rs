@@ -46,7 +46,7 @@ fn signature(text: &str) -> (Vec<String>, Vec<String>) {
     for p in inner.split(',').map(str::trim).filter(|p| !p.is_empty()) {
         match p.split_once(':') {
             Some((_, t)) => {
-                types.extend(std::iter::repeat(t.trim().to_owned()).take(pending + 1));
+                types.extend(std::iter::repeat_n(t.trim().to_owned(), pending + 1));
                 pending = 0;
             }
             None => pending += 1,
