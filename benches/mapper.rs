@@ -1,4 +1,4 @@
-//! Mapper benchmarks (SPEC §11): map() of a bound identity, restore and
+//! Mapper benchmarks (the targets in docs/PERFORMANCE.md): map() of a bound identity, restore and
 //! replay of 1 M bindings, and memory per bound producer.
 //!
 //! cargo bench --bench mapper

@@ -1,4 +1,4 @@
-//! The batch rewrite (SPEC §11): 1 KiB, 64 KiB and 1 MiB batches, against a
+//! The batch rewrite (the targets in docs/PERFORMANCE.md): 1 KiB, 64 KiB and 1 MiB batches, against a
 //! full CRC-32C recompute of the same batch in the same run.
 //!
 //! cargo bench --bench rewrite

@@ -25,6 +25,6 @@ cp "target/wasm32-unknown-unknown/$profile/${pkg//-/_}.wasm" "$out"
 size=$(stat -c %s "$out")
 log "broker module: $out is $size bytes ($((size / 1024)) KiB; budget $((max / 1024)) KiB)"
 if [ "$size" -gt "$max" ]; then
-  echo "error: $out is $size bytes, over the $max-byte budget (SPEC §11)" >&2
+  echo "error: $out is $size bytes, over the $max-byte budget (wasm-pack.toml)" >&2
   exit 1
 fi

@@ -105,7 +105,7 @@ codes! {
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum Error {
-    /// A local PID at or above 2^40 and below 2^62: too large to map (SPEC §2).
+    /// A local PID at or above 2^40 and below 2^62: too large to map (`docs/FORMAT.md` §1).
     PidOutOfRange {
         /// The PID as it arrived.
         pid: i64,

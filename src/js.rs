@@ -130,7 +130,7 @@ fn optional_bytes(v: &JsValue, what: &str) -> Result<Option<Vec<u8>>, JsError> {
         .ok_or_else(|| invalid(format!("{what} must be a Uint8Array or null")))
 }
 
-/// The mapper of one destination partition (SPEC §4–5).
+/// The mapper of one destination partition (`docs/DESIGN.md`).
 #[wasm_bindgen]
 #[derive(Debug)]
 pub struct PidMapper {

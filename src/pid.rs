@@ -1,4 +1,4 @@
-//! PID spaces and the mapping function F, version 1 (SPEC §2–3).
+//! PID spaces and the mapping function F, version 1 (`docs/FORMAT.md` §1–2).
 //!
 //! A mapped PID has bit 62 set, a 22-bit *region* in bits 40..61 and the
 //! producer's 40-bit local PID (`pid40`) in bits 0..39:
@@ -34,7 +34,7 @@ pub const MAX_LOCAL_PID: i64 = PID40_MASK;
 /// How many salts the mapper probes before giving up (salts 0..=63).
 pub const MAX_PROBES: u8 = 64;
 
-/// Which of the four PID spaces of SPEC §2 a PID is in.
+/// Which of the four PID spaces of `docs/FORMAT.md` §1 a PID is in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub enum PidSpace {
@@ -81,7 +81,7 @@ pub struct Split<'a> {
     pub pid40: i64,
 }
 
-/// Splits an incoming PID as SPEC §3 says.
+/// Splits an incoming PID as `docs/FORMAT.md` §2 says.
 ///
 /// Returns `Ok(None)` for a negative PID (no producer: nothing to map) and
 /// [`Error::PidOutOfRange`] for a local PID at or above 2^40.
@@ -165,7 +165,7 @@ pub struct PidInfo {
     pub pid40: Option<i64>,
 }
 
-/// Explains a PID (SPEC §2–3): its space, and region/`pid40` where they exist.
+/// Explains a PID (`docs/FORMAT.md` §1–2): its space, and region/`pid40` where they exist.
 pub fn decode_pid(pid: i64) -> PidInfo {
     let space = PidSpace::of(pid);
     let (region, pid40) = match space {

@@ -1,4 +1,4 @@
-//! `__mirror_state` records (SPEC §6): what a mapper persists so that a new
+//! `__mirror_state` records (`docs/FORMAT.md` §3): what a mapper persists so that a new
 //! leader maps exactly as the old one did.
 //!
 //! Kafka coordinator-record framing, big-endian:

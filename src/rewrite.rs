@@ -1,4 +1,4 @@
-//! Rewriting a buffer of mirrored batches in place (SPEC §7).
+//! Rewriting a buffer of mirrored batches in place (`docs/DESIGN.md`, "The batch path").
 //!
 //! For each complete v2 batch with an idempotent PID, the mapper maps the
 //! PID, the new PID is written at offset 43 and the CRC at offset 17 is

@@ -1,5 +1,5 @@
 //! Property tests of the mapper over random event sequences from several
-//! source clusters, with forced region collisions (SPEC §4–5).
+//! source clusters, with forced region collisions (`docs/DESIGN.md`).
 #![cfg(not(target_arch = "wasm32"))]
 
 mod common;

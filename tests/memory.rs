@@ -1,4 +1,4 @@
-//! SPEC §11: at most 64 bytes of mapper memory per bound producer, at 1 M
+//! At most 64 bytes of mapper memory per bound producer, at 1 M
 //! producers, counted by a global allocator (live heap bytes), and checked
 //! against the mapper's own accounting (`memory_bytes`).
 #![cfg(not(target_arch = "wasm32"))]

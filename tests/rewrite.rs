@@ -1,4 +1,4 @@
-//! The batch path (SPEC §7), cross-checked against an independent Kafka
+//! The batch path (`docs/DESIGN.md`), cross-checked against an independent Kafka
 //! implementation: batches encoded by the `kafka-protocol` crate with every
 //! compression it supports are rewritten here, then decoded by it (which
 //! verifies the CRC).

@@ -1,4 +1,4 @@
-//! The same work natively and in the broker module under wasmtime (SPEC §11:
+//! The same work natively and in the broker module under wasmtime (docs/PERFORMANCE.md:
 //! WASM within 2x of native): rewriting a fetch of 1000 small batches from
 //! bound producers, i.e. walk + map + CRC patch per batch.
 //!

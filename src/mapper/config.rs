@@ -8,7 +8,7 @@ use crate::topic::TopicId;
 /// Kafka's default `producer.id.expiration.ms` (one day).
 pub const DEFAULT_PRODUCER_EXPIRATION_MS: i64 = 86_400_000;
 
-/// Which bindings yield `__mirror_state` records (SPEC §5).
+/// Which bindings yield `__mirror_state` records (`docs/DESIGN.md`, "State").
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Durability {

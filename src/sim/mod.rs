@@ -1,4 +1,4 @@
-//! A topology simulator (SPEC §10): clusters, mirror links, producers and
+//! A topology simulator (the playground's engine): clusters, mirror links, producers and
 //! events, run under three strategies side by side (verbatim mirroring,
 //! the stateless `-(pid+2)` rewrite of KIP-1279's first proposal, and
 //! mirrorpid), counting the silent corruptions each leaves in Kafka's
