@@ -47,6 +47,8 @@ if [ -f tests/e2e/package.json ]; then
   ensure_e2e_modules
   log "eslint and prettier --check on the page and its tests"
   (cd tests/e2e && npm run --silent lint)
+  log "tsc --noEmit: the README's JS example, typed, against the generated declarations"
+  (cd tests/e2e && npm run --silent typecheck)
   log "Node package and playground page tests (playwright-core + Debian chromium)"
   (cd tests/e2e && node --test --test-concurrency=1 ./*.test.mjs)
 fi

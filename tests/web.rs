@@ -27,7 +27,7 @@ fn message(err: wasm_bindgen::JsError) -> String {
 }
 
 fn mapper() -> PidMapper {
-    PidMapper::new(common::TOPIC, 0, JsValue::UNDEFINED).unwrap()
+    PidMapper::new(common::TOPIC, 0, None).unwrap()
 }
 
 fn bytes_of(v: &JsValue) -> Vec<u8> {
@@ -104,7 +104,8 @@ fn decode_pid_explains_regions() {
     let info = decode_pid(JsValue::from(8373639764095533061i64)).unwrap();
     assert_eq!(get(&info, "space").as_string().unwrap(), "mirrored");
     assert_eq!(get(&info, "region").as_f64().unwrap() as u32, 0x343525);
-    assert_eq!(get(&info, "pid40").as_string().unwrap(), "5");
+    assert_eq!(big(&get(&info, "pid40")), 5);
+    assert_eq!(big(&get(&info, "pid")), 8373639764095533061);
 }
 
 #[wasm_bindgen_test]
@@ -126,10 +127,10 @@ fn errors_are_js_errors_and_change_nothing() {
     assert!(message(err).starts_with("Truncated"));
     let err = PidMapper::restore(&[1, 2, 3]).unwrap_err();
     assert!(message(err).starts_with("ForeignSnapshot"));
-    let err = PidMapper::new("nope", 0, JsValue::UNDEFINED).err().unwrap();
+    let err = PidMapper::new("nope", 0, None).err().unwrap();
     assert!(message(err).starts_with("InvalidTopicId"));
     let opts = JSON::parse(r#"{"durability":"sometimes"}"#).unwrap();
-    let err = PidMapper::new(common::TOPIC, 0, opts).err().unwrap();
+    let err = PidMapper::new(common::TOPIC, 0, Some(opts)).err().unwrap();
     assert!(message(err).contains("durability"));
     let mut bad = BatchBuilder {
         producer_id: 3,
@@ -138,7 +139,7 @@ fn errors_are_js_errors_and_change_nothing() {
     .encode();
     bad[16] = 9;
     let err = m
-        .rewrite_batches("A", &bad, JsValue::from(0), JsValue::UNDEFINED)
+        .rewrite_batches("A", &bad, JsValue::from(0), None)
         .unwrap_err();
     assert!(message(err).starts_with("UnknownMagic"));
     assert_eq!(m.snapshot(), before);
@@ -148,7 +149,7 @@ fn errors_are_js_errors_and_change_nothing() {
 #[wasm_bindgen_test]
 fn rewrite_snapshot_restore_expire() {
     let opts = JSON::parse(r#"{"producerExpirationMs": 1000}"#).unwrap();
-    let mut m = PidMapper::new(common::TOPIC, 0, opts).unwrap();
+    let mut m = PidMapper::new(common::TOPIC, 0, Some(opts)).unwrap();
     let batch = BatchBuilder {
         producer_id: 5,
         producer_epoch: 0,
@@ -162,7 +163,7 @@ fn rewrite_snapshot_restore_expire() {
     .encode();
     let strict = JSON::parse(r#"{"strictCrc": true}"#).unwrap();
     let out = m
-        .rewrite_batches("A", &batch, JsValue::from(10), strict)
+        .rewrite_batches("A", &batch, JsValue::from(10), Some(strict))
         .unwrap();
     let bytes = bytes_of(&get(&out, "bytes"));
     assert_eq!(&bytes[43..51], &8373639764095533061i64.to_be_bytes());
@@ -173,16 +174,14 @@ fn rewrite_snapshot_restore_expire() {
     let records = js_sys::Array::from(&get(&out, "records"));
     assert_eq!(records.length(), 1);
     let batches = js_sys::Array::from(&get(&out, "batches"));
-    assert_eq!(
-        get(&batches.get(0), "mappedPid").as_string().unwrap(),
-        "8373639764095533061"
-    );
+    assert_eq!(big(&get(&batches.get(0), "mappedPid")), 8373639764095533061);
+    assert_eq!(big(&get(&batches.get(0), "originalPid")), 5);
 
     // Pending until confirmed: a retry returns the record again, snapshots
     // and expiry wait for confirm().
     assert_eq!(PidMapper::restore(&m.snapshot()).unwrap().size(), 0);
     let retry = m
-        .rewrite_batches("A", &batch, JsValue::from(10), JsValue::UNDEFINED)
+        .rewrite_batches("A", &batch, JsValue::from(10), None)
         .unwrap();
     assert_eq!(js_sys::Array::from(&get(&retry, "records")).length(), 1);
     let err = m.expire(JsValue::from(10)).unwrap_err();
@@ -228,4 +227,57 @@ fn simulate_runs_a_preset_and_reports_errors() {
     ))
     .unwrap_err();
     assert!(message(err).contains("unknown cluster \"Q\""));
+}
+
+/// Finding 13: an unknown option key is an error, never a silent default.
+#[wasm_bindgen_test]
+fn unknown_option_keys_are_errors() {
+    let typo = JSON::parse(r#"{"durabilty":"collisions"}"#).unwrap();
+    let err = PidMapper::new(common::TOPIC, 0, Some(typo)).err().unwrap();
+    assert!(message(err).contains("durabilty"));
+    let mut m = mapper();
+    let batch = BatchBuilder {
+        producer_id: 5,
+        ..BatchBuilder::default()
+    }
+    .encode();
+    let strict = JSON::parse(r#"{"strictCRC":true}"#).unwrap();
+    let err = m
+        .rewrite_batches("A", &batch, JsValue::from(1), Some(strict))
+        .unwrap_err();
+    assert!(message(err).contains("strictCRC"));
+    assert_eq!(m.size(), 0, "nothing ran");
+    // Known keys, null and undefined are fine.
+    let ok = JSON::parse(r#"{"durability":"collisions","producerExpirationMs":null}"#).unwrap();
+    assert!(PidMapper::new(common::TOPIC, 0, Some(ok)).is_ok());
+    assert!(PidMapper::new(common::TOPIC, 0, Some(JsValue::NULL)).is_ok());
+}
+
+/// Finding 14: every 64-bit value comes back as a BigInt, and goes in as a
+/// BigInt, a safe-integer number or a plain decimal string.
+#[wasm_bindgen_test]
+fn one_int64_convention() {
+    let mut m = mapper();
+    let out = m
+        .map("A", JsValue::from_str("5"), JsValue::from(10))
+        .unwrap();
+    assert_eq!(big(&get(&out, "mapped")), 8373639764095533061);
+    m.confirm();
+    let all = js_sys::Array::from(&m.bindings());
+    let b = all.get(0);
+    assert_eq!(big(&get(&b, "pid")), 5);
+    assert_eq!(big(&get(&b, "mapped")), 8373639764095533061);
+    assert_eq!(big(&get(&b, "lastSeenMs")), 10);
+    for bad in [
+        JsValue::from_str(" 5"),
+        JsValue::from_str("+5"),
+        JsValue::from(2f64.powi(53)),
+    ] {
+        assert!(
+            m.map("A", bad.clone(), JsValue::from(0)).is_err(),
+            "{bad:?}"
+        );
+    }
+    let opts = JSON::parse(r#"{"producerExpirationMs":"1e3"}"#).unwrap();
+    assert!(PidMapper::new(common::TOPIC, 0, Some(opts)).is_err());
 }

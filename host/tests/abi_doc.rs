@@ -244,3 +244,27 @@ fn finding_10_mp_free_errors() {
     assert_eq!(e.kind(), Some(Code::BadPointer));
     assert!(e.message.contains("4294967295 is not a live block"), "{e}");
 }
+
+/// Finding 8: the docs stand alone. They point to no contract outside the
+/// repository, and the format page says what a salt-0 record carries.
+#[test]
+fn finding_8_the_contract_is_in_the_repository() {
+    let root = concat!(env!("CARGO_MANIFEST_DIR"), "/..");
+    for page in [
+        "README.md",
+        "DEVELOPERS.md",
+        "docs/ABI.md",
+        "docs/DESIGN.md",
+        "docs/FORMAT.md",
+        "docs/PERFORMANCE.md",
+    ] {
+        let text = std::fs::read_to_string(format!("{root}/{page}")).unwrap();
+        assert!(
+            !text.contains("SPEC"),
+            "{page} points to a spec outside the repository"
+        );
+    }
+    let format = std::fs::read_to_string(format!("{root}/docs/FORMAT.md")).unwrap();
+    assert!(format.contains("the empty string for a salt-0 binding"));
+    assert!(doc().contains("`docs/FORMAT.md`"));
+}

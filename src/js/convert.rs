@@ -1,0 +1,239 @@
+//! Conversions between JS values and the core's types: the one rule for
+//! 64-bit input, options through serde (unknown keys refused), and results
+//! with every 64-bit integer as a BigInt.
+
+use js_sys::{Array, Object, Reflect, Uint8Array, JSON};
+use serde::{Deserialize, Serialize};
+use wasm_bindgen::prelude::*;
+
+use crate::batch::ControlType;
+use crate::error::Error;
+use crate::mapper::{Durability, MapOutcome};
+use crate::pid::PidSpace;
+use crate::record::StateRecord;
+
+pub(super) fn js_err(e: Error) -> JsError {
+    JsError::new(&e.to_string())
+}
+
+pub(super) fn invalid(reason: String) -> JsError {
+    js_err(Error::invalid(reason))
+}
+
+/// A 64-bit integer from a BigInt, a safe-integer number or a decimal string.
+pub(super) fn int64(v: &JsValue, what: &str) -> Result<i64, JsError> {
+    if v.is_bigint() {
+        return i64::try_from(v.clone())
+            .map_err(|_| invalid(format!("{what} does not fit in a signed 64-bit integer")));
+    }
+    if let Some(n) = v.as_f64() {
+        if n.fract() == 0.0 && n.abs() <= 9_007_199_254_740_991.0 {
+            return Ok(n as i64);
+        }
+        return Err(invalid(format!(
+            "{what} {n} is not a safe integer; pass it as a BigInt"
+        )));
+    }
+    if let Some(s) = v.as_string() {
+        return crate::json::parse_i64(&s)
+            .ok_or_else(|| invalid(format!("{what} {s:?} is not a 64-bit integer")));
+    }
+    Err(invalid(format!(
+        "{what} must be a BigInt, a number or a decimal string"
+    )))
+}
+
+/// An options object of the API: its keys, and serde for the values.
+pub(super) trait JsOptions: for<'de> Deserialize<'de> + Default {
+    /// Every key it takes (serde-wasm-bindgen reads only the fields a
+    /// struct names, so unknown keys are checked against this list).
+    const KEYS: &'static [&'static str];
+}
+
+/// Options of type `T` from a JS object (`undefined` or `null`: defaults);
+/// an unknown key or a bad value is an error naming it.
+pub(super) fn options<T: JsOptions>(v: JsValue, what: &str) -> Result<T, JsError> {
+    if v.is_undefined() || v.is_null() {
+        return Ok(T::default());
+    }
+    let Some(object) = v.dyn_ref::<Object>().filter(|_| v.is_object()) else {
+        return Err(invalid(format!("{what} must be an object")));
+    };
+    for key in Object::keys(object).iter() {
+        let key = key.as_string().unwrap_or_default();
+        if !T::KEYS.contains(&key.as_str()) {
+            return Err(invalid(format!(
+                "{what}: unknown option {key:?} (the options are {})",
+                T::KEYS.join(", ")
+            )));
+        }
+    }
+    serde_wasm_bindgen::from_value(v).map_err(|e| invalid(format!("{what}: {e}")))
+}
+
+/// A result with every 64-bit integer as a BigInt.
+pub(super) fn to_js<T: Serialize>(value: &T) -> JsValue {
+    let s = serde_wasm_bindgen::Serializer::new()
+        .serialize_large_number_types_as_bigints(true)
+        .serialize_maps_as_objects(true);
+    value
+        .serialize(&s)
+        .expect("plain data serialises to JS values")
+}
+
+pub(super) fn set(obj: &Object, key: &str, value: impl Into<JsValue>) {
+    // Setting a data property on a plain object cannot fail.
+    let _ = Reflect::set(obj, &JsValue::from_str(key), &value.into());
+}
+
+pub(super) fn get(obj: &JsValue, key: &str) -> JsValue {
+    if obj.is_object() {
+        Reflect::get(obj, &JsValue::from_str(key)).unwrap_or(JsValue::UNDEFINED)
+    } else {
+        JsValue::UNDEFINED
+    }
+}
+
+pub(super) fn bytes(v: &[u8]) -> JsValue {
+    Uint8Array::from(v).into()
+}
+
+pub(super) fn json_to_js(value: &serde_json::Value) -> JsValue {
+    JSON::parse(&value.to_string()).unwrap_or(JsValue::NULL)
+}
+
+pub(super) fn js_to_json_text(value: &JsValue, what: &str) -> Result<String, JsError> {
+    if let Some(s) = value.as_string() {
+        return Ok(s);
+    }
+    JSON::stringify(value)
+        .ok()
+        .and_then(|s| s.as_string())
+        .ok_or_else(|| invalid(format!("{what} is not JSON-serializable")))
+}
+
+/// `{key: Uint8Array, value: Uint8Array | null}` for a record.
+pub(super) fn record_to_js(record: &StateRecord) -> Result<JsValue, JsError> {
+    let (k, v) = record.encode().map_err(js_err)?;
+    let obj = Object::new();
+    set(&obj, "key", bytes(&k));
+    set(
+        &obj,
+        "value",
+        v.as_deref().map(bytes).unwrap_or(JsValue::NULL),
+    );
+    Ok(obj.into())
+}
+
+pub(super) fn records_to_js(records: &[StateRecord]) -> Result<Array, JsError> {
+    records.iter().map(record_to_js).collect()
+}
+
+pub(super) fn outcome_to_js(o: &MapOutcome) -> Result<JsValue, JsError> {
+    let obj = Object::new();
+    set(&obj, "mapped", o.mapped);
+    set(
+        &obj,
+        "salt",
+        o.salt.map(JsValue::from).unwrap_or(JsValue::NULL),
+    );
+    let record = match &o.record {
+        Some(r) => record_to_js(r)?,
+        None => JsValue::NULL,
+    };
+    let collision = match &o.collision {
+        Some(c) => {
+            let col = Object::new();
+            set(&col, "collidingClusterId", c.colliding_cluster_id.as_str());
+            set(&col, "key", get(&record, "key"));
+            set(&col, "value", get(&record, "value"));
+            col.into()
+        }
+        None => JsValue::NULL,
+    };
+    set(&obj, "collision", collision);
+    set(&obj, "record", record);
+    set(&obj, "snapshotRequired", o.snapshot_required);
+    Ok(obj.into())
+}
+
+pub(super) fn optional_bytes(v: &JsValue, what: &str) -> Result<Option<Vec<u8>>, JsError> {
+    if v.is_null() || v.is_undefined() {
+        return Ok(None);
+    }
+    v.dyn_ref::<Uint8Array>()
+        .map(|a| Some(a.to_vec()))
+        .ok_or_else(|| invalid(format!("{what} must be a Uint8Array or null")))
+}
+
+/// `new PidMapper`'s options.
+#[derive(Deserialize, Default)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub(super) struct MapperOptions {
+    #[serde(default, deserialize_with = "durability")]
+    pub(super) durability: Option<Durability>,
+    /// Read by [`int64`], the one rule for 64-bit input.
+    #[serde(default, with = "serde_wasm_bindgen::preserve")]
+    pub(super) producer_expiration_ms: JsValue,
+}
+
+impl JsOptions for MapperOptions {
+    const KEYS: &'static [&'static str] = &["durability", "producerExpirationMs"];
+}
+
+/// `durability`, with its name in the error.
+fn durability<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Durability>, D::Error> {
+    Option::<Durability>::deserialize(d)
+        .map_err(|e| serde::de::Error::custom(format!("durability: {e}")))
+}
+
+/// `rewriteBatches`'s options.
+#[derive(Deserialize, Default)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub(super) struct RewriteOpts {
+    #[serde(default)]
+    pub(super) strict_crc: bool,
+    #[serde(default)]
+    pub(super) complete: bool,
+}
+
+impl JsOptions for RewriteOpts {
+    const KEYS: &'static [&'static str] = &["strictCrc", "complete"];
+}
+
+/// One batch's outcome, 64-bit values as BigInt (`BatchOutcome` in TS).
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+pub(super) struct BatchJs {
+    pub(super) offset: u32,
+    pub(super) base_offset: i64,
+    pub(super) original_pid: i64,
+    pub(super) mapped_pid: i64,
+    pub(super) salt: Option<u8>,
+    pub(super) transactional: bool,
+    pub(super) control: Option<ControlType>,
+}
+
+/// One binding, 64-bit values as BigInt (`Binding` in TS).
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+pub(super) struct BindingJs<'a> {
+    pub(super) source_cluster_id: &'a str,
+    pub(super) pid: i64,
+    pub(super) mapped: i64,
+    pub(super) salt: u8,
+    pub(super) last_seen_ms: Option<i64>,
+    pub(super) transaction_open: bool,
+    pub(super) recorded: bool,
+    pub(super) pending: bool,
+}
+
+/// A decoded PID, 64-bit values as BigInt (`PidInfo` in TS).
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+pub(super) struct PidInfoJs {
+    pub(super) pid: i64,
+    pub(super) space: PidSpace,
+    pub(super) region: Option<u32>,
+    pub(super) pid40: Option<i64>,
+}

@@ -1,0 +1,302 @@
+//! The JavaScript API (wasm-bindgen, feature `js`): conversions only.
+//!
+//! Every function here turns JS values into the Rust types of the core,
+//! calls the same method a native caller would, and turns the result back.
+//!
+//! * **64-bit integers** are `BigInt` in every result. On the way in, a
+//!   `BigInt`, a number that is a safe integer, or a decimal string of
+//!   digits (an optional `-`, nothing else) is accepted. The two JSON
+//!   documents of the API, records (`decodeRecord`/`encodeRecord`) and the
+//!   simulator's report, keep the JSON form of `docs/FORMAT.md`: 64-bit
+//!   integers as decimal strings.
+//! * **Options** are parsed by serde: an unknown key is an error, so a typo
+//!   never silently runs with defaults.
+//! * **Errors** are thrown as JS `Error`s carrying the core's message
+//!   (`Name: detail`).
+//! * The TypeScript declarations of every option and result are
+//!   `src/js/types.d.ts`, appended to the generated `.d.ts`.
+
+mod convert;
+
+use js_sys::{Array, Object};
+use wasm_bindgen::prelude::*;
+
+use crate::mapper::{LoadOutcome, Mapper, MapperConfig};
+use crate::record::StateRecord;
+use crate::rewrite::RewriteOptions;
+use convert::{
+    bytes, int64, js_err, js_to_json_text, json_to_js, optional_bytes, outcome_to_js, record_to_js,
+    records_to_js, set, to_js, BatchJs, BindingJs, MapperOptions, PidInfoJs, RewriteOpts,
+};
+
+#[wasm_bindgen(typescript_custom_section)]
+const TS_TYPES: &str = include_str!("types.d.ts");
+
+/// The mapper of one destination partition (`docs/DESIGN.md`).
+#[wasm_bindgen]
+#[derive(Debug)]
+pub struct PidMapper {
+    inner: Mapper,
+}
+
+#[wasm_bindgen]
+impl PidMapper {
+    /// `new PidMapper(topicId, partition, {durability?, producerExpirationMs?})`.
+    #[wasm_bindgen(constructor)]
+    pub fn new(
+        #[wasm_bindgen(js_name = topicId)] topic_id: &str,
+        partition: i32,
+        #[wasm_bindgen(unchecked_param_type = "MapperOptions | null")] options: Option<JsValue>,
+    ) -> Result<PidMapper, JsError> {
+        let mut config = MapperConfig::new(topic_id.parse().map_err(js_err)?, partition);
+        let opts: MapperOptions =
+            convert::options(options.unwrap_or(JsValue::UNDEFINED), "PidMapper options")?;
+        if let Some(d) = opts.durability {
+            config.durability = d;
+        }
+        let expiration = opts.producer_expiration_ms;
+        if !expiration.is_undefined() && !expiration.is_null() {
+            config.producer_expiration_ms = int64(&expiration, "options.producerExpirationMs")?;
+        }
+        Ok(PidMapper {
+            inner: Mapper::new(config).map_err(js_err)?,
+        })
+    }
+
+    /// Maps `pid` from `sourceClusterId` at `nowMs`. A new binding is
+    /// pending until `confirm()`.
+    #[wasm_bindgen(unchecked_return_type = "MapResult")]
+    pub fn map(
+        &mut self,
+        #[wasm_bindgen(js_name = sourceClusterId)] source_cluster_id: &str,
+        #[wasm_bindgen(unchecked_param_type = "Int64")] pid: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "Int64", js_name = nowMs)] now_ms: JsValue,
+    ) -> Result<JsValue, JsError> {
+        let pid = int64(&pid, "pid")?;
+        let now = int64(&now_ms, "nowMs")?;
+        let outcome = self
+            .inner
+            .map(source_cluster_id, pid, now)
+            .map_err(js_err)?;
+        outcome_to_js(&outcome)
+    }
+
+    /// Rewrites a buffer of record batches; the input array is not changed.
+    #[wasm_bindgen(js_name = rewriteBatches, unchecked_return_type = "RewriteResult")]
+    pub fn rewrite_batches(
+        &mut self,
+        #[wasm_bindgen(js_name = sourceClusterId)] source_cluster_id: &str,
+        input: &[u8],
+        #[wasm_bindgen(unchecked_param_type = "Int64", js_name = nowMs)] now_ms: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "RewriteOptions | null")] options: Option<JsValue>,
+    ) -> Result<JsValue, JsError> {
+        let now = int64(&now_ms, "nowMs")?;
+        let o: RewriteOpts = convert::options(
+            options.unwrap_or(JsValue::UNDEFINED),
+            "rewriteBatches options",
+        )?;
+        let opts = RewriteOptions {
+            strict_crc: o.strict_crc,
+            complete: o.complete,
+        };
+        let mut buf = input.to_vec();
+        let result = self
+            .inner
+            .rewrite(source_cluster_id, &mut buf, now, opts)
+            .map_err(js_err)?;
+        let obj = Object::new();
+        set(&obj, "bytes", bytes(&buf));
+        set(&obj, "consumed", result.consumed as u32);
+        set(&obj, "records", records_to_js(&result.records)?);
+        set(&obj, "snapshotRequired", result.snapshot_required);
+        let batches: Vec<BatchJs> = result
+            .batches
+            .iter()
+            .map(|b| BatchJs {
+                offset: b.offset as u32,
+                base_offset: b.base_offset,
+                original_pid: b.original_pid,
+                mapped_pid: b.mapped_pid,
+                salt: b.salt,
+                transactional: b.transactional,
+                control: b.control,
+            })
+            .collect();
+        set(&obj, "batches", to_js(&batches));
+        Ok(obj.into())
+    }
+
+    /// Applies one `__mirror_state` record (`value` null = tombstone).
+    #[wasm_bindgen(js_name = loadRecord, unchecked_return_type = "LoadResult")]
+    pub fn load_record(
+        &mut self,
+        key: &[u8],
+        #[wasm_bindgen(unchecked_param_type = "Uint8Array | null")] value: JsValue,
+    ) -> Result<JsValue, JsError> {
+        let value = optional_bytes(&value, "value")?;
+        let record = StateRecord::decode(key, value.as_deref()).map_err(js_err)?;
+        let outcome = self.inner.load_record(&record).map_err(js_err)?;
+        let obj = Object::new();
+        match outcome {
+            LoadOutcome::Skipped => set(&obj, "outcome", "skipped"),
+            LoadOutcome::Bound { mapped, evicted } => {
+                set(&obj, "outcome", "bound");
+                set(&obj, "mapped", mapped);
+                set(&obj, "evicted", evicted.len() as u32);
+            }
+            LoadOutcome::Deleted { existed } => {
+                set(&obj, "outcome", "deleted");
+                set(&obj, "existed", existed);
+            }
+        }
+        Ok(obj.into())
+    }
+
+    /// Confirms every pending binding once their records are durable;
+    /// returns how many. Append the batches only after this.
+    pub fn confirm(&mut self) -> u32 {
+        self.inner.confirm() as u32
+    }
+
+    /// Takes back every pending binding and every change since the last
+    /// confirm; returns how many bindings it removed.
+    pub fn abort(&mut self) -> u32 {
+        self.inner.abort() as u32
+    }
+
+    /// How many bindings await `confirm()`.
+    #[wasm_bindgen(getter)]
+    pub fn pending(&self) -> u32 {
+        self.inner.pending() as u32
+    }
+
+    /// The confirmed state as snapshot bytes (pending bindings left out).
+    pub fn snapshot(&self) -> Vec<u8> {
+        self.inner.snapshot()
+    }
+
+    /// A mapper from snapshot bytes.
+    pub fn restore(bytes: &[u8]) -> Result<PidMapper, JsError> {
+        Ok(PidMapper {
+            inner: Mapper::restore(bytes).map_err(js_err)?,
+        })
+    }
+
+    /// Expires idle bindings; returns the tombstones' keys.
+    #[wasm_bindgen(unchecked_return_type = "Uint8Array[]")]
+    pub fn expire(
+        &mut self,
+        #[wasm_bindgen(unchecked_param_type = "Int64", js_name = nowMs)] now_ms: JsValue,
+    ) -> Result<Array, JsError> {
+        let now = int64(&now_ms, "nowMs")?;
+        keys(&self.inner.expire(now).map_err(js_err)?)
+    }
+
+    /// Expires every binding of one mapped PID; returns tombstone keys.
+    #[wasm_bindgen(js_name = expirePid, unchecked_return_type = "Uint8Array[]")]
+    pub fn expire_pid(
+        &mut self,
+        #[wasm_bindgen(unchecked_param_type = "Int64")] mapped: JsValue,
+    ) -> Result<Array, JsError> {
+        let mapped = int64(&mapped, "mapped")?;
+        keys(&self.inner.expire_pid(mapped).map_err(js_err)?)
+    }
+
+    /// Every binding, in storage order.
+    #[wasm_bindgen(unchecked_return_type = "Binding[]")]
+    pub fn bindings(&self) -> JsValue {
+        let all: Vec<BindingJs<'_>> = self
+            .inner
+            .bindings()
+            .map(|b| BindingJs {
+                source_cluster_id: b.source_cluster_id,
+                pid: b.pid,
+                mapped: b.mapped,
+                salt: b.salt,
+                last_seen_ms: b.last_seen_ms,
+                transaction_open: b.transaction_open,
+                recorded: b.recorded,
+                pending: b.pending,
+            })
+            .collect();
+        to_js(&all)
+    }
+
+    /// How many identities are bound.
+    #[wasm_bindgen(getter)]
+    pub fn size(&self) -> u32 {
+        self.inner.len() as u32
+    }
+}
+
+fn keys(records: &[StateRecord]) -> Result<Array, JsError> {
+    records
+        .iter()
+        .map(|r| r.key.to_bytes().map(|k| bytes(&k)).map_err(js_err))
+        .collect()
+}
+
+/// F v1: the mapped PID of `pid` from `sourceClusterId` at `salt`.
+#[wasm_bindgen(js_name = mapPid)]
+pub fn map_pid(
+    #[wasm_bindgen(js_name = sourceClusterId)] source_cluster_id: &str,
+    #[wasm_bindgen(unchecked_param_type = "Int64")] pid: JsValue,
+    salt: u32,
+) -> Result<i64, JsError> {
+    let pid = int64(&pid, "pid")?;
+    crate::pid::map_pid(source_cluster_id, pid, u64::from(salt)).map_err(js_err)
+}
+
+/// Explains a PID: its space, and region and pid40 where they exist.
+#[wasm_bindgen(js_name = decodePid, unchecked_return_type = "PidInfo")]
+pub fn decode_pid(
+    #[wasm_bindgen(unchecked_param_type = "Int64")] pid: JsValue,
+) -> Result<JsValue, JsError> {
+    let info = crate::pid::decode_pid(int64(&pid, "pid")?);
+    Ok(to_js(&PidInfoJs {
+        pid: info.pid,
+        space: info.space,
+        region: info.region,
+        pid40: info.pid40,
+    }))
+}
+
+/// Decodes `__mirror_state` bytes to the JSON form (`docs/FORMAT.md`).
+#[wasm_bindgen(js_name = decodeRecord, unchecked_return_type = "RecordJson")]
+pub fn decode_record(
+    key: &[u8],
+    #[wasm_bindgen(unchecked_param_type = "Uint8Array | null")] value: JsValue,
+) -> Result<JsValue, JsError> {
+    let value = optional_bytes(&value, "value")?;
+    let record = StateRecord::decode(key, value.as_deref()).map_err(js_err)?;
+    Ok(json_to_js(&record.to_json()))
+}
+
+/// Encodes the JSON form of a record (object or text) to its bytes.
+#[wasm_bindgen(js_name = encodeRecord, unchecked_return_type = "RecordBytes")]
+pub fn encode_record(
+    #[wasm_bindgen(unchecked_param_type = "RecordJson | string")] json: JsValue,
+) -> Result<JsValue, JsError> {
+    let text = js_to_json_text(&json, "record")?;
+    let record = StateRecord::from_json(&text).map_err(js_err)?;
+    record_to_js(&record)
+}
+
+/// The version of the mapping function F.
+#[wasm_bindgen(js_name = fVersion)]
+pub fn f_version() -> u32 {
+    u32::from(crate::pid::F_VERSION)
+}
+
+/// Runs the topology simulator on a scenario (object or JSON text) and
+/// returns the report (the JSON form: 64-bit values as decimal strings).
+#[wasm_bindgen(unchecked_return_type = "SimulationReport")]
+pub fn simulate(
+    #[wasm_bindgen(unchecked_param_type = "object | string")] scenario: JsValue,
+) -> Result<JsValue, JsError> {
+    let text = js_to_json_text(&scenario, "scenario")?;
+    let report = crate::sim::simulate_json(&text).map_err(js_err)?;
+    Ok(json_to_js(
+        &serde_json::to_value(report).unwrap_or_default(),
+    ))
+}

@@ -1,0 +1,119 @@
+// The TypeScript declarations of every option and result of the JS API,
+// appended to the generated .d.ts (src/js/mod.rs). A typed usage file,
+// tests/e2e/typed-usage.ts, is compiled against them by the test command.
+/** A 64-bit integer on the way in: a BigInt, a safe-integer number, or a decimal string. */
+export type Int64 = bigint | number | string;
+export type Durability = "bindings" | "collisions";
+/** Options of `new PidMapper`; unknown keys are an error. */
+export interface MapperOptions {
+  durability?: Durability;
+  /** Idle time after which expire() drops a binding (default one day); null = default. */
+  producerExpirationMs?: Int64 | null;
+}
+/** Options of `rewriteBatches`; unknown keys are an error. */
+export interface RewriteOptions {
+  /** Verify each batch's CRC first. */
+  strictCrc?: boolean;
+  /** The input ends on a batch boundary (a truncated tail is an error). */
+  complete?: boolean;
+}
+/** A __mirror_state record's bytes; value null is a tombstone. */
+export interface RecordBytes {
+  key: Uint8Array;
+  value: Uint8Array | null;
+}
+export interface Collision extends RecordBytes {
+  collidingClusterId: string;
+}
+export interface MapResult {
+  mapped: bigint;
+  salt: number | null;
+  collision: Collision | null;
+  /** Make it durable, then confirm(). Set while the binding is pending. */
+  record: RecordBytes | null;
+  snapshotRequired: boolean;
+}
+export interface BatchOutcome {
+  offset: number;
+  baseOffset: bigint;
+  originalPid: bigint;
+  mappedPid: bigint;
+  salt: number | null;
+  transactional: boolean;
+  control: "commit" | "abort" | "other" | null;
+}
+export interface RewriteResult {
+  bytes: Uint8Array;
+  consumed: number;
+  records: RecordBytes[];
+  snapshotRequired: boolean;
+  batches: BatchOutcome[];
+}
+export type LoadResult =
+  | { outcome: "skipped" }
+  | { outcome: "bound"; mapped: bigint; evicted: number }
+  | { outcome: "deleted"; existed: boolean };
+export interface Binding {
+  sourceClusterId: string;
+  pid: bigint;
+  mapped: bigint;
+  salt: number;
+  lastSeenMs: bigint | null;
+  transactionOpen: boolean;
+  recorded: boolean;
+  pending: boolean;
+}
+export interface PidInfo {
+  pid: bigint;
+  space: "noProducer" | "local" | "outOfRange" | "mirrored";
+  region: number | null;
+  pid40: bigint | null;
+}
+/** The JSON form of a record (docs/FORMAT.md): 64-bit integers as decimal strings. */
+export interface RecordJson {
+  key: { topicId: string; partition: number; sourceClusterId: string; originalPid: string };
+  value: { salt: string; collidingClusterId: string; timestampMs: string } | null;
+}
+export interface Corruption {
+  sharedPids: number;
+  wrongSequenceAccepted: number;
+  lowerEpochAccepted: number;
+  foreignMarker: number;
+  psmBypass: number;
+  total: number;
+}
+export interface PerStrategy<T> {
+  verbatim: T;
+  kip: T;
+  mirrorpid: T;
+}
+/** The simulator's report (JSON form: 64-bit integers as decimal strings). */
+export interface SimulationReport {
+  name: string;
+  partitions: {
+    cluster: string;
+    sources: string[];
+    batches: number;
+    identities: {
+      source: string;
+      pid: string;
+      producers: string[];
+      mapped: string;
+      mappedHex: string;
+      region: number;
+      pid40: string;
+      salt: number;
+      collidingCluster: string | null;
+    }[];
+    corruption: PerStrategy<Corruption>;
+    duplicates: PerStrategy<number>;
+    records: { keyHex: string; valueHex: string | null; json: RecordJson }[];
+  }[];
+  paths: {
+    producer: string;
+    cluster: string;
+    hops: { cluster: string; distance: number; pid: PerStrategy<string> }[];
+  }[];
+  totals: PerStrategy<Corruption>;
+  log: string[];
+}
