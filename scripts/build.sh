@@ -1,17 +1,22 @@
 #!/usr/bin/env bash
 # Builds every WASM artifact named in wasm-pack.toml: the wasm-bindgen
 # bundles (www/pkg for the playground, dist/node for Node) and the broker
-# module (dist/mirrorpid_broker.wasm), and checks the module's size budget.
+# module (dist/mirrorpid_broker.wasm), each optimized with binaryen's
+# wasm-opt -Oz, and checks the module's size budget.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/setup.sh"
 enter_root
 ensure_wasm_target
 ensure_wasm_tools
+ensure_wasm_opt
 
 while read -r name target out features; do
   log "wasm-pack build: bundle '$name' ($target -> $out)"
   wasm-pack build --mode no-install --profile "$(manifest get bundle-profile)" \
     --target "$target" --out-dir "$out" --no-pack . -- --features "$features" >&2
+  log "wasm-opt -Oz: $out/mirrorpid_bg.wasm"
+  wasm_opt "$out/mirrorpid_bg.wasm" "$out/mirrorpid_bg.opt.wasm"
+  mv "$out/mirrorpid_bg.opt.wasm" "$out/mirrorpid_bg.wasm"
 done < <(manifest bundles)
 
 pkg=$(manifest get broker.package)
@@ -21,7 +26,8 @@ max=$(manifest get broker.max-bytes)
 log "cargo build: broker module ($pkg, profile $profile)"
 cargo build -p "$pkg" --target wasm32-unknown-unknown --profile "$profile" >&2
 mkdir -p "$(dirname "$out")"
-cp "target/wasm32-unknown-unknown/$profile/${pkg//-/_}.wasm" "$out"
+log "wasm-opt -Oz: $out"
+wasm_opt "target/wasm32-unknown-unknown/$profile/${pkg//-/_}.wasm" "$out"
 size=$(stat -c %s "$out")
 log "broker module: $out is $size bytes ($((size / 1024)) KiB; budget $((max / 1024)) KiB)"
 if [ "$size" -gt "$max" ]; then

@@ -51,6 +51,23 @@ ensure_fuzz_tools() {
   cargo_tool cargo-fuzz cargo-fuzz "$(manifest get tools.cargo-fuzz)"
 }
 
+# binaryen's wasm-opt, from npm (pinned in scripts/tools/package.json).
+ensure_wasm_opt() {
+  if [ ! -x "$ROOT/scripts/tools/node_modules/.bin/wasm-opt" ]; then
+    log "installing binaryen (wasm-opt) from npm"
+    (cd "$ROOT/scripts/tools" && npm ci --no-audit --no-fund --loglevel=error)
+  fi
+}
+
+# wasm-opt -Oz IN OUT. rustc's wasm32 features are named, since a stripped
+# module has no target-features section to read them from.
+wasm_opt() {
+  "$ROOT/scripts/tools/node_modules/.bin/wasm-opt" -Oz \
+    --enable-bulk-memory --enable-bulk-memory-opt --enable-nontrapping-float-to-int \
+    --enable-sign-ext --enable-mutable-globals --enable-multivalue --enable-reference-types \
+    "$1" -o "$2"
+}
+
 ensure_chromium() {
   local chromium chromedriver
   chromium=$(manifest get tools.chromium)

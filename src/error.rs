@@ -88,6 +88,8 @@ codes! {
     InvalidInput = 19, "a config, option or JSON document that cannot be used, or an empty source cluster ID";
     /// See [`Error::Unconfirmed`].
     Unconfirmed = 20, "expiry or a record load while bindings await confirm";
+    /// See [`Error::UndeclaredOrigin`].
+    UndeclaredOrigin = 21, "a mirrored PID whose region is none of its source's declared origins";
     /// Broker ABI: no mapper has the handle (never made, or freed).
     BadHandle = 100, "no mapper has this handle (never made, or freed)";
     /// Broker ABI: a (pointer, length) pair outside every live `mp_alloc` block.
@@ -223,6 +225,16 @@ pub enum Error {
         /// What is wrong, naming the field.
         reason: String,
     },
+    /// A mirrored PID from a source that the trust declaration does not
+    /// let carry its region (`MapperConfig::origins`).
+    UndeclaredOrigin {
+        /// The direct source that sent it.
+        source_cluster_id: String,
+        /// The mirrored PID.
+        pid: i64,
+        /// Its region.
+        region: u32,
+    },
     /// A call that removes bindings (expiry, loading records) while some
     /// bindings await `confirm` or `abort`.
     Unconfirmed {
@@ -260,6 +272,7 @@ impl Error {
             Error::MalformedControlBatch { .. } => Code::MalformedControlBatch,
             Error::InvalidInput { .. } => Code::InvalidInput,
             Error::Unconfirmed { .. } => Code::Unconfirmed,
+            Error::UndeclaredOrigin { .. } => Code::UndeclaredOrigin,
         }
     }
 
@@ -352,6 +365,15 @@ impl fmt::Display for Error {
                 write!(f, "batch at byte {offset}: {reason}")
             }
             Error::InvalidInput { reason } => write!(f, "{reason}"),
+            Error::UndeclaredOrigin {
+                source_cluster_id,
+                pid,
+                region,
+            } => write!(
+                f,
+                "source {source_cluster_id:?} sent mirrored PID {pid} of region {region:#08x}, \
+                 which belongs to none of the origins declared for it (config origins)"
+            ),
             Error::Unconfirmed { call, pending } => write!(
                 f,
                 "{call} removes bindings, but {pending} binding(s) await \

@@ -1,8 +1,9 @@
 //! Snapshots: the whole state of a mapper as versioned, checksummed bytes.
 //!
 //! ```text
-//! "MPIDSNAP" | u16 format 1 | u8 F version 1
+//! "MPIDSNAP" | u16 format 2 | u8 F version 1
 //! | uuid TopicId | i32 Partition | u8 durability (0 bindings, 1 collisions) | i64 expirationMs
+//! | u8 0 (no trust declaration) or 1 + u32 k × (STRING source | u32 m × STRING origin)   (absent in format 1)
 //! | u32 n | n × STRING cluster ID
 //! | u32 m | m × (u32 cluster | i64 pid | i64 mapped | u8 salt | u8 flags | i64 lastSeenMs)
 //! | u32 CRC-32C of every byte before it
@@ -22,9 +23,16 @@ use crate::wire::{self, Reader};
 
 /// The first eight bytes of every snapshot.
 pub const SNAPSHOT_MAGIC: &[u8; 8] = b"MPIDSNAP";
-/// The snapshot format this build writes and reads.
-pub const SNAPSHOT_FORMAT: u16 = 1;
+/// The snapshot format this build writes. It reads this one and format 1
+/// (the same without the trust declaration).
+pub const SNAPSHOT_FORMAT: u16 = 2;
 const BINDING_BYTES: usize = 4 + 8 + 8 + 1 + 1 + 8;
+
+/// A cluster ID as a Kafka STRING (int16 length, UTF-8).
+fn put_name(out: &mut Vec<u8>, name: &str) {
+    wire::put_i16(out, name.len() as i16);
+    out.extend_from_slice(name.as_bytes());
+}
 
 fn corrupt(reason: impl Into<String>) -> Error {
     Error::CorruptSnapshot {
@@ -49,11 +57,26 @@ impl Mapper {
             Durability::Collisions => 1,
         });
         wire::put_i64(&mut out, c.producer_expiration_ms);
+        // Format 2: the trust declaration (cluster IDs are checked to fit
+        // a STRING when the config is validated).
+        match &c.origins {
+            None => out.push(0),
+            Some(map) => {
+                out.push(1);
+                wire::put_u32(&mut out, map.len() as u32);
+                for (source, origins) in map {
+                    put_name(&mut out, source);
+                    wire::put_u32(&mut out, origins.len() as u32);
+                    for o in origins {
+                        put_name(&mut out, o);
+                    }
+                }
+            }
+        }
         wire::put_u32(&mut out, clusters.len() as u32);
         for name in clusters {
             // Cluster IDs are checked to fit a STRING when first seen.
-            wire::put_i16(&mut out, name.len() as i16);
-            out.extend_from_slice(name.as_bytes());
+            put_name(&mut out, name);
         }
         wire::put_u32(&mut out, bindings.len() as u32);
         for b in bindings {
@@ -90,7 +113,7 @@ impl Mapper {
             )));
         }
         let format = u16::from_be_bytes([bytes[8], bytes[9]]);
-        if format != SNAPSHOT_FORMAT {
+        if format != SNAPSHOT_FORMAT && format != 1 {
             return Err(Error::UnknownVersion {
                 what: "snapshot format",
                 version: i32::from(format),
@@ -102,7 +125,7 @@ impl Mapper {
                 version: i32::from(bytes[10]),
             });
         }
-        decode_body(&body[11..]).map_err(|e| match e {
+        decode_body(&body[11..], format).map_err(|e| match e {
             Error::Truncated { what, .. } => corrupt(format!("truncated at {what}")),
             Error::TrailingBytes { extra, .. } => corrupt(format!("{extra} trailing bytes")),
             Error::InvalidUtf8 { field } | Error::InvalidLength { field, .. } => {
@@ -113,7 +136,7 @@ impl Mapper {
     }
 }
 
-fn decode_body(body: &[u8]) -> Result<Mapper> {
+fn decode_body(body: &[u8], format: u16) -> Result<Mapper> {
     let mut r = Reader::new(body);
     let topic_id = TopicId(r.uuid("TopicId")?);
     let partition = r.i32("Partition")?;
@@ -122,11 +145,36 @@ fn decode_body(body: &[u8]) -> Result<Mapper> {
         1 => Durability::Collisions,
         d => return Err(corrupt(format!("unknown durability {d}"))),
     };
+    let producer_expiration_ms = r.i64("expirationMs")?;
+    let origins = match (
+        format,
+        if format == 1 {
+            0
+        } else {
+            r.u8("origins flag")?
+        },
+    ) {
+        (1, _) | (_, 0) => None,
+        (_, 1) => {
+            let mut map = std::collections::BTreeMap::new();
+            for _ in 0..r.u32("origins count")? {
+                let source = r.string("origins source")?;
+                let n = r.u32("origins list length")?;
+                let list = (0..n)
+                    .map(|_| r.string("origin"))
+                    .collect::<Result<Vec<_>>>()?;
+                map.insert(source, list);
+            }
+            Some(map)
+        }
+        (_, flag) => return Err(corrupt(format!("origins flag {flag}"))),
+    };
     let config = MapperConfig {
         topic_id,
         partition,
         durability,
-        producer_expiration_ms: r.i64("expirationMs")?,
+        producer_expiration_ms,
+        origins,
     };
     config.validate().map_err(|e| corrupt(e.to_string()))?;
     let n_clusters = r.u32("cluster count")? as usize;

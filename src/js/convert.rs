@@ -175,10 +175,13 @@ pub(super) struct MapperOptions {
     /// Read by [`int64`], the one rule for 64-bit input.
     #[serde(default, with = "serde_wasm_bindgen::preserve")]
     pub(super) producer_expiration_ms: JsValue,
+    /// The trust declaration: source -> origins it may carry.
+    #[serde(default)]
+    pub(super) origins: Option<std::collections::BTreeMap<String, Vec<String>>>,
 }
 
 impl JsOptions for MapperOptions {
-    const KEYS: &'static [&'static str] = &["durability", "producerExpirationMs"];
+    const KEYS: &'static [&'static str] = &["durability", "producerExpirationMs", "origins"];
 }
 
 /// `durability`, with its name in the error.

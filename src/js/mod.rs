@@ -54,6 +54,7 @@ impl PidMapper {
         if let Some(d) = opts.durability {
             config.durability = d;
         }
+        config.origins = opts.origins;
         let expiration = opts.producer_expiration_ms;
         if !expiration.is_undefined() && !expiration.is_null() {
             config.producer_expiration_ms = int64(&expiration, "options.producerExpirationMs")?;

@@ -9,6 +9,8 @@ export interface MapperOptions {
   durability?: Durability;
   /** Idle time after which expire() drops a binding (default one day); null = default. */
   producerExpirationMs?: Int64 | null;
+  /** The trust declaration: for each direct source, the origin clusters it may carry. */
+  origins?: Record<string, string[]> | null;
 }
 /** Options of `rewriteBatches`; unknown keys are an error. */
 export interface RewriteOptions {

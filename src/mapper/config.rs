@@ -1,5 +1,7 @@
 //! What a mapper is for and how it behaves: its config and durability.
 
+use std::collections::BTreeMap;
+
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
@@ -35,6 +37,15 @@ pub struct MapperConfig {
     /// Idle time after which [`Mapper::expire`] drops a binding.
     #[serde(default = "default_expiration", with = "crate::json::i64_str")]
     pub producer_expiration_ms: i64,
+    /// The trust declaration: for each direct source cluster, the origin
+    /// clusters whose mirrored producers it may carry (the upstream closure
+    /// of the mirror topology). When set, a mirrored PID whose region is
+    /// none of its source's declared origins is refused
+    /// ([`crate::Error::UndeclaredOrigin`]), and only declared claims can
+    /// share a slot under the two-paths rule. `None`: every claim is
+    /// believed (`docs/DESIGN.md`, "Sources you do not control").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub origins: Option<BTreeMap<String, Vec<String>>>,
 }
 
 fn default_expiration() -> i64 {
@@ -49,11 +60,12 @@ impl MapperConfig {
             partition,
             durability: Durability::Bindings,
             producer_expiration_ms: DEFAULT_PRODUCER_EXPIRATION_MS,
+            origins: None,
         }
     }
 
     /// Parses the JSON form (`{"topicId", "partition", "durability"?,
-    /// "producerExpirationMs"?}`, unknown fields refused, optional fields
+    /// "producerExpirationMs"?, "origins"?}`, unknown fields refused, optional fields
     /// absent or null) and validates it. A bad `topicId` is
     /// [`Error::InvalidTopicId`]; anything else wrong is
     /// [`Error::InvalidInput`].
@@ -65,6 +77,7 @@ impl MapperConfig {
             partition: i32,
             durability: Option<Durability>,
             producer_expiration_ms: Option<crate::json::Int64>,
+            origins: Option<BTreeMap<String, Vec<String>>>,
         }
         let raw: Raw = serde_json::from_str(text)
             .map_err(|e| Error::invalid(format!("mapper config: {e}")))?;
@@ -75,6 +88,7 @@ impl MapperConfig {
             producer_expiration_ms: raw
                 .producer_expiration_ms
                 .map_or(DEFAULT_PRODUCER_EXPIRATION_MS, |v| v.0),
+            origins: raw.origins,
         };
         config.validate()?;
         Ok(config)
@@ -87,6 +101,15 @@ impl MapperConfig {
                 "mapper config: partition {} is negative",
                 self.partition
             )));
+        }
+        for (source, origins) in self.origins.iter().flatten() {
+            for id in std::iter::once(source).chain(origins) {
+                super::SourceCluster::new(id).map_err(|_| {
+                    Error::invalid(format!(
+                        "mapper config: origins names cluster {id:?}, which is not 1 to 32767 bytes"
+                    ))
+                })?;
+            }
         }
         if self.producer_expiration_ms <= 0 {
             return Err(Error::invalid(format!(

@@ -25,11 +25,13 @@ mod outcome;
 mod replay;
 mod stage;
 pub(crate) mod table;
+mod trust;
 
 pub use config::{Durability, MapperConfig, DEFAULT_PRODUCER_EXPIRATION_MS};
 pub use outcome::{BindingView, Collision, LoadOutcome, MapOutcome};
 use stage::{Savepoint, Stage};
 pub(crate) use table::{Binding, Table, RECORDED, TXN_OPEN, UNKNOWN_LAST_SEEN};
+use trust::Trust;
 
 use crate::error::{Error, Result};
 use crate::pid::{self, Split, MAX_PROBES};
@@ -48,6 +50,8 @@ pub struct Mapper {
     in_call: bool,
     /// Counts calls, so that one call returns a pending record once.
     calls: u64,
+    /// The trust declaration, prepared for lookups.
+    trust: Option<Trust>,
 }
 
 impl Mapper {
@@ -59,6 +63,7 @@ impl Mapper {
 
     pub(crate) fn with_table(config: MapperConfig, table: Table) -> Mapper {
         Mapper {
+            trust: config.origins.as_ref().map(Trust::new),
             config,
             table,
             stage: None,
@@ -222,6 +227,15 @@ impl Mapper {
         let Some(split) = pid::split(source, pid)? else {
             return Ok((MapOutcome::passthrough(pid), None));
         };
+        if let (Some(trust), pid::Origin::Region(region)) = (&self.trust, split.origin) {
+            if !trust.allows(source, region) {
+                return Err(Error::UndeclaredOrigin {
+                    source_cluster_id: source.to_owned(),
+                    pid,
+                    region,
+                });
+            }
+        }
         let cluster = self.table.find_cluster(source);
         let (salt, mapped, colliding) = self.probe(cluster, source, pid, split)?;
         if self.stage.is_none() {

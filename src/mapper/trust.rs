@@ -1,0 +1,50 @@
+//! The trust declaration (`MapperConfig::origins`): which origin clusters
+//! each direct source may carry. A mirrored PID names its origin only by
+//! its region, so a source is trusted with the regions its declared
+//! origins' producers can have: each origin's region at every salt (the
+//! first mirror hop salts on a collision), and each of those re-salted once
+//! more (a second hop's collision).
+
+use std::collections::BTreeMap;
+
+use crate::pid::{region, Origin, MAX_PROBES};
+
+/// Per direct source, the sorted regions it may carry.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Trust {
+    allowed: BTreeMap<String, Vec<u32>>,
+}
+
+impl Trust {
+    pub(crate) fn new(origins: &BTreeMap<String, Vec<String>>) -> Trust {
+        let allowed = origins
+            .iter()
+            .map(|(source, origins)| {
+                let mut regions: Vec<u32> = origins.iter().flat_map(|o| regions_of(o)).collect();
+                regions.sort_unstable();
+                regions.dedup();
+                (source.clone(), regions)
+            })
+            .collect();
+        Trust { allowed }
+    }
+
+    /// Whether `source` may carry a mirrored PID of `region`.
+    pub(crate) fn allows(&self, source: &str, region: u32) -> bool {
+        self.allowed
+            .get(source)
+            .is_some_and(|r| r.binary_search(&region).is_ok())
+    }
+}
+
+/// The regions an origin's producers can have after at most two hops.
+fn regions_of(origin: &str) -> Vec<u32> {
+    let first: Vec<u32> = (0..u64::from(MAX_PROBES))
+        .map(|s| region(Origin::Cluster(origin), s))
+        .collect();
+    let mut all = first.clone();
+    for &r in &first {
+        all.extend((1..u64::from(MAX_PROBES)).map(|s| region(Origin::Region(r), s)));
+    }
+    all
+}
