@@ -3,7 +3,7 @@
 // draws what comes back. This file holds the scenario and wires the parts:
 // js/dom.js (helpers), js/url.js (the shareable address), js/events.js (the
 // event kinds), js/editor.js, js/topology.js, js/results.js, js/decoders.js.
-import init, { simulate, fVersion } from "./pkg/mirrorpid.js";
+import init, { simulate, simulatorLimits, fVersion } from "./pkg/mirrorpid.js";
 import { $, h, clearError, showError, status } from "./js/dom.js";
 import { decodePidForm, decodeRecordForm } from "./js/decoders.js";
 import { createEditor } from "./js/editor.js";
@@ -25,11 +25,23 @@ function run() {
   }
 }
 
+/** Whether the scenario is small enough to draw and list (the simulator's own limits). */
+function drawable() {
+  const limits = simulatorLimits();
+  const size = (key) => (Array.isArray(scenario[key]) ? scenario[key].length : 0);
+  return ["clusters", "links", "producers", "events"].every((key) => size(key) <= limits[key]);
+}
+
 function render({ keepJson = false } = {}) {
   $("#description").textContent = scenario.description || "";
-  drawTopology($("#topology"), scenario);
-  renderEditor();
-  if (!keepJson) $("#json").value = JSON.stringify(scenario, null, 2);
+  if (drawable()) {
+    drawTopology($("#topology"), scenario);
+    renderEditor();
+  } else {
+    // Too large to run, so too large to draw: the error says which limit.
+    $("#topology").replaceChildren();
+  }
+  if (!keepJson && drawable()) $("#json").value = JSON.stringify(scenario, null, 2);
   renderResults(report);
 }
 

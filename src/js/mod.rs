@@ -289,6 +289,23 @@ pub fn f_version() -> u32 {
     u32::from(crate::pid::F_VERSION)
 }
 
+/// The simulator's limits (`mirrorpid::sim::MAX_*`), for the page to
+/// refuse drawing what the simulator refuses to run.
+#[wasm_bindgen(js_name = simulatorLimits, unchecked_return_type = "SimulatorLimits")]
+pub fn simulator_limits() -> JsValue {
+    use crate::sim::{
+        MAX_CLUSTERS, MAX_COUNT, MAX_DELIVERIES, MAX_EVENTS, MAX_LINKS, MAX_PRODUCERS,
+    };
+    let obj = Object::new();
+    set(&obj, "clusters", MAX_CLUSTERS as u32);
+    set(&obj, "links", MAX_LINKS as u32);
+    set(&obj, "producers", MAX_PRODUCERS as u32);
+    set(&obj, "events", MAX_EVENTS as u32);
+    set(&obj, "count", MAX_COUNT);
+    set(&obj, "deliveries", MAX_DELIVERIES as u32);
+    obj.into()
+}
+
 /// Runs the topology simulator on a scenario (object or JSON text) and
 /// returns the report (the JSON form: 64-bit values as decimal strings).
 #[wasm_bindgen(unchecked_return_type = "SimulationReport")]

@@ -89,6 +89,15 @@ export interface PerStrategy<T> {
   kip: T;
   mirrorpid: T;
 }
+/** The most a scenario may have, and the work budget of one run. */
+export interface SimulatorLimits {
+  clusters: number;
+  links: number;
+  producers: number;
+  events: number;
+  count: number;
+  deliveries: number;
+}
 /** The simulator's report (JSON form: 64-bit integers as decimal strings). */
 export interface SimulationReport {
   name: string;

@@ -71,14 +71,24 @@ fn read8(b: &[u8]) -> u64 {
     u64::from_le_bytes(w)
 }
 
+/// Up to 7 bytes as a word (length in the top byte, so "a" and "a\0" differ).
+fn read_tail(b: &[u8]) -> u64 {
+    let mut w = [0u8; 8];
+    w[..b.len()].copy_from_slice(b);
+    w[7] = b.len() as u8;
+    u64::from_le_bytes(w)
+}
+
 fn read4(b: &[u8]) -> u64 {
     let mut w = [0u8; 4];
     w.copy_from_slice(&b[..4]);
     u64::from(u32::from_le_bytes(w))
 }
 
-/// Hash of a cluster ID. Names up to 16 bytes (the usual case) are read as
-/// two overlapping words with no copy or loop, as wyhash does.
+/// Hash of a cluster ID, reading every byte. Names up to 16 bytes (the
+/// usual case) are read as two overlapping words with no copy or loop, as
+/// wyhash does; longer ones fold every 8-byte word, the last one
+/// overlapping the one before.
 fn name_hash(name: &str) -> u64 {
     const K1: u64 = 0x9e37_79b9_7f4a_7c15;
     const K2: u64 = 0xd6e8_feb8_6659_fd93;
@@ -87,8 +97,11 @@ fn name_hash(name: &str) -> u64 {
     let seed = (n as u64).wrapping_mul(K1);
     let (lo, hi) = if n > 16 {
         let mut h = seed;
-        for c in b[..n - 8].chunks_exact(8) {
-            h = fold(h ^ read8(c), K1);
+        // Whole words up to the last 8 bytes, then the last 8 bytes: every
+        // byte is read (the old loop skipped up to 7 before the tail).
+        let body = &b[..n - 8];
+        for c in body.chunks(8) {
+            h = fold(h ^ if c.len() == 8 { read8(c) } else { read_tail(c) }, K1);
         }
         (h, read8(&b[n - 8..]))
     } else if n >= 8 {
@@ -265,6 +278,26 @@ impl Table {
     pub(crate) fn truncate(&mut self, len: usize) {
         while self.bindings.len() > len {
             self.remove_at(self.bindings.len() - 1);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::name_hash;
+
+    #[test]
+    fn the_name_hash_reads_every_byte() {
+        // Names longer than 16 bytes that differ in one byte anywhere.
+        for n in 17..64 {
+            let base = vec![b'x'; n];
+            let h = name_hash(std::str::from_utf8(&base).unwrap());
+            for i in 0..n {
+                let mut other = base.clone();
+                other[i] = b'y';
+                let o = name_hash(std::str::from_utf8(&other).unwrap());
+                assert_ne!(h, o, "length {n}: byte {i} is not read");
+            }
         }
     }
 }

@@ -151,6 +151,63 @@ test("bad input shows clear messages instead of breaking", async () => {
   assert.deepEqual(page.errors, []);
 });
 
+test("hostile scenarios get a clear error within a second, and the page keeps working", async () => {
+  const page = await env.page();
+  await page.goto(env.base + "#preset=fan-in");
+  await ready(page);
+  await page.locator("details.json-editor summary").click();
+  // Built in the page: a 100,000-cluster chain, 40 chained diamonds, a count of 2^32.
+  const cases = [
+    [
+      "chain",
+      `(() => {
+        const clusters = Array.from({ length: 100000 }, (_, i) => ({ id: "c" + i }));
+        const links = clusters.slice(1).map((c, i) => ({ from: "c" + i, to: c.id }));
+        return { clusters, links, producers: [{ id: "p", cluster: "c0", pid: "5" }],
+          events: [{ type: "produce", producer: "p" }] };
+      })()`,
+      /at most 500/,
+    ],
+    [
+      "diamonds",
+      `(() => {
+        const clusters = [{ id: "d0" }], links = [];
+        for (let i = 0; i < 40; i++) {
+          for (const side of ["l", "r"]) {
+            clusters.push({ id: side + i });
+            links.push({ from: "d" + i, to: side + i }, { from: side + i, to: "d" + (i + 1) });
+          }
+          clusters.push({ id: "d" + (i + 1) });
+        }
+        return { clusters, links, producers: [{ id: "p", cluster: "d0", pid: "5" }],
+          events: [{ type: "produce", producer: "p" }] };
+      })()`,
+      /250000 batch deliveries/,
+    ],
+    [
+      "count",
+      `({ clusters: [{ id: "A" }, { id: "B" }], links: [{ from: "A", to: "B" }],
+          producers: [{ id: "p", cluster: "A", pid: "5" }],
+          events: [{ type: "produce", producer: "p", count: 4294967296 }] })`,
+      /count 4294967296 is outside/,
+    ],
+  ];
+  for (const [name, build, expected] of cases) {
+    const ms = await page.evaluate((code) => {
+      const text = JSON.stringify(eval(code));
+      document.querySelector("[data-testid=json]").value = text;
+      const start = performance.now();
+      document.querySelector("[data-testid=apply-json]").click();
+      return performance.now() - start;
+    }, build);
+    assert.match(await page.getByTestId("error").textContent(), expected, name);
+    assert.ok(ms < 1000, `${name}: ${ms} ms`);
+  }
+  // Still working: a preset loads and runs.
+  await page.getByTestId("preset").selectOption("diamond");
+  await page.waitForFunction(() => document.querySelector("[data-testid=error]").hidden);
+});
+
 test("decoders: a PID and a __mirror_state record", async () => {
   const page = await env.page();
   await page.goto(env.base);
