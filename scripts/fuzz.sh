@@ -26,7 +26,7 @@ trap 'rm -rf "$scratch"' EXIT
 log "cargo fuzz build (sanitizer none: the code under test is safe Rust)"
 (cd fuzz && cargo +nightly fuzz build -s none)
 for t in "${targets[@]}"; do
-  mkdir -p "$scratch/$t"
+  mkdir -p "$scratch/$t" "fuzz/corpus/$t"
   log "fuzz $t (${limit[*]})"
   (cd fuzz && cargo +nightly fuzz run -s none "$t" "$scratch/$t" "corpus/$t" -- \
       "${limit[@]}" -timeout=30 -print_final_stats=1 2>&1) |

@@ -84,6 +84,10 @@ fn write_seed_corpora() {
     // topic_id: both forms.
     write("topic_id", "base64", b64.as_bytes());
     write("topic_id", "hex", hex.as_bytes());
+    // abi_calls: arbitrary-encoded call lists; any bytes decode to some
+    // calls, and these start the fuzzer off with a few.
+    write("abi_calls", "zeros", &[0u8; 64]);
+    write("abi_calls", "counting", &(0u8..=255).collect::<Vec<u8>>());
     // scenario: every preset.
     let presets = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("www/presets");
     for entry in fs::read_dir(presets).unwrap() {

@@ -11,7 +11,7 @@ use libfuzzer_sys::fuzz_target;
 use mirrorpid::batch::BatchBuilder;
 use mirrorpid_host::{default_module_path, BrokerModule};
 use wasmtime::Val::{self, I32, I64};
-use wasmtime::{Engine, Module};
+use wasmtime::{Config, Engine, InstanceAllocationStrategy, Module, PoolingAllocationConfig};
 
 #[derive(Arbitrary, Debug)]
 enum Call {
@@ -87,7 +87,14 @@ const MAX_ALLOCATED: i64 = 16 << 20;
 fn compiled() -> &'static (Engine, Module) {
     static M: OnceLock<(Engine, Module)> = OnceLock::new();
     M.get_or_init(|| {
-        let engine = Engine::default();
+        // The pooling allocator makes an instance per input cheap.
+        let mut pool = PoolingAllocationConfig::default();
+        pool.total_memories(4)
+            .total_core_instances(4)
+            .max_memory_size(MAX_MEMORY);
+        let mut config = Config::new();
+        config.allocation_strategy(InstanceAllocationStrategy::Pooling(pool));
+        let engine = Engine::new(&config).expect("a pooling engine");
         let module =
             Module::from_file(&engine, default_module_path()).expect("scripts/build.sh first");
         (engine, module)
