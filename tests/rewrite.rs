@@ -5,11 +5,13 @@
 #![cfg(not(target_arch = "wasm32"))]
 
 mod common;
+#[path = "common/kp.rs"]
+mod kp;
 
-use bytes::{Bytes, BytesMut};
-use kafka_protocol::records::{
-    Compression, Record, RecordBatchDecoder, RecordBatchEncoder, RecordEncodeOptions, TimestampType,
-};
+use kp::kp_encode;
+
+use bytes::Bytes;
+use kafka_protocol::records::{Compression, Record, RecordBatchDecoder, TimestampType};
 use mirrorpid::batch::{BatchBuilder, Batches, ControlType, Entry, RecordSpec};
 use mirrorpid::{map_pid, Error, Mapper, MapperConfig, RewriteOptions};
 use proptest::prelude::*;
@@ -40,20 +42,6 @@ fn kp_records(pid: i64, transactional: bool, n: usize) -> Vec<Record> {
             }
         })
         .collect()
-}
-
-fn kp_encode(records: &[Record], compression: Compression) -> Vec<u8> {
-    let mut buf = BytesMut::new();
-    RecordBatchEncoder::encode(
-        &mut buf,
-        records,
-        &RecordEncodeOptions {
-            version: 2,
-            compression,
-        },
-    )
-    .unwrap();
-    buf.to_vec()
 }
 
 fn kp_decode(bytes: &[u8]) -> Vec<Record> {

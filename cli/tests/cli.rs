@@ -6,11 +6,13 @@
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
+#[path = "../../tests/common/kp.rs"]
+mod kp;
+
 use assert_cmd::Command;
-use bytes::{Bytes, BytesMut};
-use kafka_protocol::records::{
-    Compression, Record, RecordBatchDecoder, RecordBatchEncoder, RecordEncodeOptions, TimestampType,
-};
+use bytes::Bytes;
+use kafka_protocol::records::{Compression, Record, RecordBatchDecoder, TimestampType};
+use kp::kp_encode;
 use mirrorpid::{map_pid, Mapper, MapperConfig, StateRecord};
 use serde_json::Value;
 
@@ -42,20 +44,6 @@ fn record(offset: i64, pid: i64, key: Option<Vec<u8>>, value: Option<Vec<u8>>) -
         value: value.map(Bytes::from),
         headers: Default::default(),
     }
-}
-
-fn encode(records: &[Record], compression: Compression) -> Vec<u8> {
-    let mut buf = BytesMut::new();
-    RecordBatchEncoder::encode(
-        &mut buf,
-        records,
-        &RecordEncodeOptions {
-            version: 2,
-            compression,
-        },
-    )
-    .unwrap();
-    buf.to_vec()
 }
 
 /// `__mirror_state` records of a real mapper: bindings, a collision, and
@@ -118,7 +106,7 @@ fn segment(records: &[StateRecord]) -> (Vec<u8>, Vec<usize>) {
             })
             .collect();
         starts.push(bytes.len());
-        bytes.extend(encode(&kp, compressions[i % compressions.len()]));
+        bytes.extend(kp_encode(&kp, compressions[i % compressions.len()]));
     }
     (bytes, starts)
 }
@@ -264,7 +252,7 @@ fn rewrite_a_segment_offline() {
                 )
             })
             .collect();
-        input.extend(encode(&batch, compressions[i % 3]));
+        input.extend(kp_encode(&batch, compressions[i % 3]));
     }
     std::fs::write(d.join("in.log"), &input).unwrap();
     let out = mirrorpid()
