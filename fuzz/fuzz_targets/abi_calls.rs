@@ -177,6 +177,14 @@ impl Run {
             ],
         );
         if status < 0 {
+            // The message first: any successful call (the checks below
+            // make some) clears it.
+            let (p, l) = (
+                self.call("mp_last_error_ptr", &[]),
+                self.call("mp_last_error_len", &[]),
+            );
+            self.check_memory(p, l);
+            assert!(l > 0, "a failure has a message");
             if let Some(bytes) = bytes {
                 assert_eq!(
                     self.m.read(bp, bl),
@@ -191,12 +199,6 @@ impl Run {
                     "a failed mp_rewrite changed the mapper"
                 );
             }
-            let (p, l) = (
-                self.call("mp_last_error_ptr", &[]),
-                self.call("mp_last_error_len", &[]),
-            );
-            self.check_memory(p, l);
-            assert!(l > 0, "a failure has a message");
         }
     }
 }
