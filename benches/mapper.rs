@@ -23,6 +23,7 @@ fn populated(n: i64) -> (Mapper, Vec<StateRecord>) {
         let out = m.map(source, i / 4, 1).unwrap();
         records.extend(out.record.map(|r| *r));
     }
+    m.confirm(); // the records are "durable": every binding is permanent
     (m, records)
 }
 

@@ -34,6 +34,7 @@ fn bench_rewrite(c: &mut Criterion) {
         ))
         .unwrap();
         m.map("A", 5, 0).unwrap(); // bound: measure the rewrite, not the first binding
+        m.confirm();
         g.bench_function(format!("rewrite {name}"), |b| {
             b.iter(|| {
                 // Put the original CRC and PID back (12 bytes, O(1)) so every

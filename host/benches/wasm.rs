@@ -43,6 +43,7 @@ fn bench(c: &mut Criterion) {
     native
         .rewrite("A", &mut buf, 0, RewriteOptions::default())
         .unwrap();
+    native.confirm(); // every producer bound and permanent
     g.bench_function("native", |b| {
         b.iter(|| {
             buf.copy_from_slice(&original);
@@ -55,6 +56,7 @@ fn bench(c: &mut Criterion) {
     let h = module.mapper_new(CONFIG).unwrap();
     let mut buf = original.clone();
     module.rewrite(h, "A", &mut buf, 0, 0).unwrap();
+    module.confirm(h).unwrap();
     // Guest-side buffers allocated once, as a broker would keep them.
     let src = module.put(b"A").unwrap();
     let input = module.put(&original).unwrap();
