@@ -49,7 +49,9 @@ function setScenario(next, { fromJsonEditor = false } = {}) {
   scenario = next;
   run();
   render({ keepJson: fromJsonEditor });
-  writeUrl(scenario);
+  // A scenario too large to run is too large to share: writing megabytes
+  // into the address costs more than the simulator's refusal.
+  if (drawable()) writeUrl(scenario);
 }
 
 /** Changes a copy of the scenario with `mutate`, then runs and shows it. */
