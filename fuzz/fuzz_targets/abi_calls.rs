@@ -161,9 +161,13 @@ impl Run {
     fn rewrite(&mut self, h: i32, args: (i32, i32, i32, i32), now: i64, flags: i32) {
         let before = self.state(h);
         let (bp, bl) = (args.2, args.3);
-        let size = self.m.memory_size() as i64;
-        let in_memory = bp >= 0 && bl >= 0 && i64::from(bp) + i64::from(bl) <= size;
-        let bytes = in_memory.then(|| self.m.read(bp, bl));
+        // The host's bytes: a range inside one live block from mp_alloc.
+        // Elsewhere (the module's own heap and stack) any call may write.
+        let in_block = bl >= 0
+            && self.blocks.iter().any(|&(p, l)| {
+                bp >= p && i64::from(bp) + i64::from(bl) <= i64::from(p) + i64::from(l)
+            });
+        let bytes = in_block.then(|| self.m.read(bp, bl));
         let status = self.call(
             "mp_rewrite",
             &[
