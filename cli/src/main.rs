@@ -381,10 +381,6 @@ fn clusters_check(file: &Path, out: Output) -> Result<String> {
     Ok(text)
 }
 
-fn record_json(r: &StateRecord) -> Value {
-    r.to_json()
-}
-
 fn state_dump(files: &[PathBuf], compact: bool, out: Output) -> Result<(String, bool)> {
     let mut text = String::new();
     let mut problems = false;
@@ -428,7 +424,7 @@ fn state_dump(files: &[PathBuf], compact: bool, out: Output) -> Result<(String, 
                 last.push((key.to_vec(), decoded));
                 continue;
             }
-            let mut doc = record_json(&decoded);
+            let mut doc = decoded.to_json();
             doc["file"] = json!(file.display().to_string());
             doc["offset"] = json!(r.offset);
             docs.push(doc);
@@ -471,7 +467,7 @@ fn state_dump(files: &[PathBuf], compact: bool, out: Output) -> Result<(String, 
         let docs = partitions
             .iter()
             .map(|((t, p), recs)| {
-                json!({"topicId": t, "partition": p, "records": recs.iter().map(record_json).collect::<Vec<_>>()})
+                json!({"topicId": t, "partition": p, "records": recs.iter().map(StateRecord::to_json).collect::<Vec<_>>()})
             })
             .collect();
         return Ok((lines(docs), problems));
