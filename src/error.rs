@@ -90,14 +90,16 @@ codes! {
     Unconfirmed = 20, "expiry or a record load while bindings await confirm";
     /// See [`Error::UndeclaredOrigin`].
     UndeclaredOrigin = 21, "a mirrored PID whose region is none of its source's declared origins";
+    /// See [`Error::CapacityExceeded`].
+    CapacityExceeded = 22, "a new binding or source cluster would pass a capacity limit of the mapper config";
     /// Broker ABI: no mapper has the handle (never made, or freed).
     BadHandle = 100, "no mapper has this handle (never made, or freed)";
     /// Broker ABI: a (pointer, length) pair outside every live `mp_alloc` block.
     BadPointer = 101, "a (pointer, length) not inside one live mp_alloc block";
     /// Broker ABI: a length, flag or other argument out of its range.
     BadArgument = 102, "a negative length, mp_alloc(0), unknown flag bits, or text that is not UTF-8";
-    /// Broker ABI: the module could not allocate memory.
-    OutOfMemory = 103, "the module could not allocate memory";
+    /// See [`Error::OutOfMemory`].
+    OutOfMemory = 103, "memory ran out (the module's, or the process's) before a call could finish";
 }
 
 /// Everything that can go wrong in mirrorpid.
@@ -235,6 +237,23 @@ pub enum Error {
         /// Its region.
         region: u32,
     },
+    /// A new binding, source cluster or cluster-ID byte count would pass a
+    /// limit of the mapper config (`maxBindings`, `maxClusters`,
+    /// `maxClusterIdBytes`): the limits bound what sources can make a
+    /// mapper hold.
+    CapacityExceeded {
+        /// Which limit (`"maxBindings"`, `"maxClusters"` or
+        /// `"maxClusterIdBytes"`).
+        limit: &'static str,
+        /// Its value.
+        max: u64,
+    },
+    /// An allocation failed (a WebAssembly instance at its memory limit):
+    /// the call changed nothing, and the mapper keeps working.
+    OutOfMemory {
+        /// What could not grow.
+        what: &'static str,
+    },
     /// A call that removes bindings (expiry, loading records) while some
     /// bindings await `confirm` or `abort`.
     Unconfirmed {
@@ -273,6 +292,8 @@ impl Error {
             Error::InvalidInput { .. } => Code::InvalidInput,
             Error::Unconfirmed { .. } => Code::Unconfirmed,
             Error::UndeclaredOrigin { .. } => Code::UndeclaredOrigin,
+            Error::CapacityExceeded { .. } => Code::CapacityExceeded,
+            Error::OutOfMemory { .. } => Code::OutOfMemory,
         }
     }
 
@@ -373,6 +394,15 @@ impl fmt::Display for Error {
                 f,
                 "source {source_cluster_id:?} sent mirrored PID {pid} of region {region:#08x}, \
                  which belongs to none of the origins declared for it (config origins)"
+            ),
+            Error::CapacityExceeded { limit, max } => write!(
+                f,
+                "the mapper holds as much as its config allows ({limit} {max}); \
+                 expire idle producers or raise the limit"
+            ),
+            Error::OutOfMemory { what } => write!(
+                f,
+                "no memory to grow {what}; nothing changed (free mappers or expire bindings)"
             ),
             Error::Unconfirmed { call, pending } => write!(
                 f,

@@ -58,8 +58,8 @@ pub mod js;
 
 pub use error::{Code, Error, Result};
 pub use mapper::{
-    BindingView, Collision, Durability, LoadOutcome, MapOutcome, Mapper, MapperConfig,
-    SourceCluster,
+    seed_hashing, BindingView, Collision, Durability, LoadOutcome, MapOutcome, Mapper,
+    MapperConfig, SourceCluster,
 };
 pub use pid::{decode_pid, map_pid, PidInfo, PidSpace};
 pub use record::{StateKey, StateRecord, StateValue};

@@ -86,29 +86,55 @@ impl Mapper {
         now_ms: i64,
         options: RewriteOptions,
     ) -> Result<RewriteResult> {
+        self.rewrite_then(source_cluster_id, buf, now_ms, options, |_| Ok(()))
+    }
+
+    /// [`Mapper::rewrite`], running `then` on the result before the call
+    /// takes effect: if `then` fails, the rewrite fails with its error and
+    /// changes nothing. The broker module writes its output there, so that
+    /// running out of memory for it undoes the call.
+    pub fn rewrite_then(
+        &mut self,
+        source_cluster_id: &str,
+        buf: &mut [u8],
+        now_ms: i64,
+        options: RewriteOptions,
+        then: impl FnOnce(&RewriteResult) -> Result<()>,
+    ) -> Result<RewriteResult> {
         let source = SourceCluster::new(source_cluster_id)?;
         let (plans, consumed, legacy_entries) = scan(buf, options)?;
-        let outcomes = self.atomically(|m| m.map_plans(source, &plans, now_ms))?;
-        let mut result = RewriteResult {
-            consumed,
-            legacy_entries,
-            ..RewriteResult::default()
-        };
-        for (plan, outcome) in plans.iter().zip(outcomes) {
-            if outcome.mapped != plan.pid {
-                BatchMut::at(buf, plan.offset).set_producer_id(outcome.mapped);
+        let result = self.atomically(|m| {
+            let outcomes = m.map_plans(source, &plans, now_ms)?;
+            let oom = |_| crate::mapper::table::out_of_memory("a rewrite's results");
+            let mut result = RewriteResult {
+                consumed,
+                legacy_entries,
+                ..RewriteResult::default()
+            };
+            result.batches.try_reserve_exact(plans.len()).map_err(oom)?;
+            let new = outcomes.iter().filter(|o| o.record.is_some()).count();
+            result.records.try_reserve_exact(new).map_err(oom)?;
+            for (plan, outcome) in plans.iter().zip(outcomes) {
+                result.snapshot_required |= outcome.snapshot_required;
+                result.records.extend(outcome.record.map(|r| *r));
+                result.batches.push(BatchOutcome {
+                    offset: plan.offset,
+                    base_offset: plan.base_offset,
+                    original_pid: plan.pid,
+                    mapped_pid: outcome.mapped,
+                    salt: outcome.salt,
+                    transactional: plan.transactional,
+                    control: plan.control,
+                });
             }
-            result.snapshot_required |= outcome.snapshot_required;
-            result.records.extend(outcome.record.map(|r| *r));
-            result.batches.push(BatchOutcome {
-                offset: plan.offset,
-                base_offset: plan.base_offset,
-                original_pid: plan.pid,
-                mapped_pid: outcome.mapped,
-                salt: outcome.salt,
-                transactional: plan.transactional,
-                control: plan.control,
-            });
+            then(&result)?;
+            Ok(result)
+        })?;
+        // The bytes last, once nothing can fail.
+        for (plan, outcome) in plans.iter().zip(&result.batches) {
+            if outcome.mapped_pid != plan.pid {
+                BatchMut::at(buf, plan.offset).set_producer_id(outcome.mapped_pid);
+            }
         }
         Ok(result)
     }
@@ -119,7 +145,12 @@ impl Mapper {
         plans: &[Plan],
         now_ms: i64,
     ) -> Result<Vec<crate::mapper::MapOutcome>> {
-        let mut outcomes = Vec::with_capacity(plans.len());
+        // Room for every save this call can make (one per batch at most)
+        // and for its results, so that no step below fails to allocate.
+        let oom = |_| crate::mapper::table::out_of_memory("a rewrite's results");
+        let mut outcomes = Vec::new();
+        outcomes.try_reserve_exact(plans.len()).map_err(oom)?;
+        self.reserve_saves(plans.len())?;
         for plan in plans {
             let (outcome, idx) = self.map_indexed(source, plan.pid, now_ms)?;
             if let Some(idx) = idx {
@@ -159,6 +190,9 @@ fn scan(buf: &[u8], options: RewriteOptions) -> Result<(Vec<Plan>, usize, usize)
                         });
                     }
                 }
+                plans
+                    .try_reserve(1)
+                    .map_err(|_| crate::mapper::table::out_of_memory("a rewrite's plan"))?;
                 plans.push(Plan {
                     offset,
                     pid: batch.producer_id(),

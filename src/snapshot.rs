@@ -1,10 +1,11 @@
 //! Snapshots: the whole state of a mapper as versioned, checksummed bytes.
 //!
 //! ```text
-//! "MPIDSNAP" | u16 format 2 | u8 F version 1
+//! "MPIDSNAP" | u16 format 3 | u8 F version 1
 //! | uuid TopicId | i32 Partition | u8 durability (0 bindings, 1 collisions) | i64 expirationMs
 //! | u8 0 (no trust declaration) or 1 + u32 k × (STRING source | u32 m × STRING origin)   (absent in format 1)
-//! | u32 n | n × STRING cluster ID
+//! | u64 maxBindings | u64 maxClusters | u64 maxClusterIdBytes                           (absent before format 3)
+//! | u32 n | n × STRING cluster ID (those the bindings use)
 //! | u32 m | m × (u32 cluster | i64 pid | i64 mapped | u8 salt | u8 flags | i64 lastSeenMs)
 //! | u32 CRC-32C of every byte before it
 //! ```
@@ -23,9 +24,11 @@ use crate::wire::{self, Reader};
 
 /// The first eight bytes of every snapshot.
 pub const SNAPSHOT_MAGIC: &[u8; 8] = b"MPIDSNAP";
-/// The snapshot format this build writes. It reads this one and format 1
-/// (the same without the trust declaration).
-pub const SNAPSHOT_FORMAT: u16 = 2;
+/// The snapshot format this build writes. It reads this one, format 2
+/// (without the capacity limits: a restored mapper gets the defaults, or
+/// what it holds if that is more) and format 1 (without the trust
+/// declaration either).
+pub const SNAPSHOT_FORMAT: u16 = 3;
 const BINDING_BYTES: usize = 4 + 8 + 8 + 1 + 1 + 8;
 
 /// A cluster ID as a Kafka STRING (int16 length, UTF-8).
@@ -43,9 +46,43 @@ fn corrupt(reason: impl Into<String>) -> Error {
 impl Mapper {
     /// The confirmed state as snapshot bytes: pending bindings (not yet
     /// confirmed durable) are left out, as if [`Mapper::abort`] had run.
+    ///
+    /// Panics only if memory runs out; [`Mapper::try_snapshot`] returns
+    /// [`Error::OutOfMemory`] instead.
     pub fn snapshot(&self) -> Vec<u8> {
+        self.try_snapshot().expect("memory for a snapshot")
+    }
+
+    /// [`Mapper::snapshot`], or [`Error::OutOfMemory`] if there is no room
+    /// for it (it allocates its whole size once, up front).
+    pub fn try_snapshot(&self) -> Result<Vec<u8>> {
         let (clusters, bindings) = self.confirmed();
-        let mut out = Vec::with_capacity(64 + bindings.len() * BINDING_BYTES);
+        // Only the names confirmed bindings use, renumbered in order: the
+        // names of expired sources are not carried forward.
+        let mut renumber = vec![u32::MAX; clusters.len()];
+        for b in bindings {
+            renumber[b.cluster as usize] = 0;
+        }
+        let mut kept = 0u32;
+        let mut names_bytes = 0;
+        for (i, r) in renumber.iter_mut().enumerate() {
+            if *r == 0 {
+                *r = kept;
+                kept += 1;
+                names_bytes += 2 + clusters[i].len();
+            }
+        }
+        let origins_bytes: usize = self
+            .config
+            .origins
+            .iter()
+            .flatten()
+            .map(|(s, o)| 6 + s.len() + o.iter().map(|o| 2 + o.len()).sum::<usize>())
+            .sum();
+        let size = 64 + 24 + origins_bytes + names_bytes + bindings.len() * BINDING_BYTES;
+        let mut out = Vec::new();
+        out.try_reserve_exact(size)
+            .map_err(|_| crate::mapper::table::out_of_memory("a snapshot"))?;
         out.extend_from_slice(SNAPSHOT_MAGIC);
         out.extend_from_slice(&SNAPSHOT_FORMAT.to_be_bytes());
         out.push(pid::F_VERSION);
@@ -73,14 +110,20 @@ impl Mapper {
                 }
             }
         }
-        wire::put_u32(&mut out, clusters.len() as u32);
-        for name in clusters {
+        // Format 3: the capacity limits.
+        for limit in [c.max_bindings, c.max_clusters, c.max_cluster_id_bytes] {
+            out.extend_from_slice(&limit.to_be_bytes());
+        }
+        wire::put_u32(&mut out, kept);
+        for (name, &r) in clusters.iter().zip(&renumber) {
             // Cluster IDs are checked to fit a STRING when first seen.
-            put_name(&mut out, name);
+            if r != u32::MAX {
+                put_name(&mut out, name);
+            }
         }
         wire::put_u32(&mut out, bindings.len() as u32);
         for b in bindings {
-            wire::put_u32(&mut out, b.cluster);
+            wire::put_u32(&mut out, renumber[b.cluster as usize]);
             wire::put_i64(&mut out, b.pid);
             wire::put_i64(&mut out, b.mapped);
             out.push(b.salt);
@@ -89,7 +132,7 @@ impl Mapper {
         }
         let crc = crc32c::crc32c(&out);
         wire::put_u32(&mut out, crc);
-        out
+        Ok(out)
     }
 
     /// A new mapper from snapshot bytes; rejects foreign, truncated, corrupt
@@ -113,7 +156,7 @@ impl Mapper {
             )));
         }
         let format = u16::from_be_bytes([bytes[8], bytes[9]]);
-        if format != SNAPSHOT_FORMAT && format != 1 {
+        if !(1..=SNAPSHOT_FORMAT).contains(&format) {
             return Err(Error::UnknownVersion {
                 what: "snapshot format",
                 version: i32::from(format),
@@ -169,13 +212,19 @@ fn decode_body(body: &[u8], format: u16) -> Result<Mapper> {
         }
         (_, flag) => return Err(corrupt(format!("origins flag {flag}"))),
     };
-    let config = MapperConfig {
+    let mut config = MapperConfig {
         topic_id,
         partition,
         durability,
         producer_expiration_ms,
         origins,
+        ..MapperConfig::new(topic_id, partition)
     };
+    if format >= 3 {
+        config.max_bindings = r.i64("maxBindings")? as u64;
+        config.max_clusters = r.i64("maxClusters")? as u64;
+        config.max_cluster_id_bytes = r.i64("maxClusterIdBytes")? as u64;
+    }
     config.validate().map_err(|e| corrupt(e.to_string()))?;
     let n_clusters = r.u32("cluster count")? as usize;
     let mut names = Vec::new();
@@ -183,6 +232,22 @@ fn decode_body(body: &[u8], format: u16) -> Result<Mapper> {
         names.push(r.string("cluster ID")?);
     }
     let n_bindings = r.u32("binding count")? as usize;
+    let name_bytes: usize = names.iter().map(String::len).sum();
+    if format < 3 {
+        // Older snapshots had no limits: the defaults, raised to fit.
+        config.max_bindings = config.max_bindings.max(n_bindings as u64);
+        config.max_clusters = config.max_clusters.max(n_clusters as u64);
+        config.max_cluster_id_bytes = config.max_cluster_id_bytes.max(name_bytes as u64);
+    }
+    for (limit, held, max) in [
+        ("maxBindings", n_bindings, config.max_bindings),
+        ("maxClusters", n_clusters, config.max_clusters),
+        ("maxClusterIdBytes", name_bytes, config.max_cluster_id_bytes),
+    ] {
+        if held as u64 > max {
+            return Err(corrupt(format!("{held} is more than its {limit} {max}")));
+        }
+    }
     if r.remaining() != n_bindings.saturating_mul(BINDING_BYTES) {
         return Err(corrupt(format!(
             "{n_bindings} bindings need {} bytes, {} remain",
@@ -190,7 +255,7 @@ fn decode_body(body: &[u8], format: u16) -> Result<Mapper> {
             r.remaining()
         )));
     }
-    let mut restored = Mapper::with_table(config, Table::with_capacity(n_clusters, n_bindings));
+    let mut restored = Mapper::with_table(config, Table::with_capacity(n_clusters, n_bindings)?);
     for name in &names {
         if name.is_empty() || restored.table.find_cluster(name).is_some() {
             return Err(corrupt(format!("cluster ID {name:?} empty or repeated")));
@@ -210,6 +275,8 @@ fn decode_body(body: &[u8], format: u16) -> Result<Mapper> {
         restored.table.insert(b);
     }
     r.finish("snapshot")?;
+    // Names that only older formats could carry without a binding.
+    restored.table.compact_clusters();
     Ok(restored)
 }
 

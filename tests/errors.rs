@@ -311,14 +311,14 @@ fn corrupt_foreign_and_truncated_snapshots() {
     }
     // A whole snapshot of a format this build does not know.
     let mut future = good[..good.len() - 4].to_vec();
-    future[9] = 3;
+    future[9] = 4;
     let crc = crc32c::crc32c(&future);
     future.extend_from_slice(&crc.to_be_bytes());
     assert_eq!(
         Mapper::restore(&future).unwrap_err(),
         Error::UnknownVersion {
             what: "snapshot format",
-            version: 3
+            version: 4
         }
     );
 }

@@ -114,7 +114,7 @@ fn errors_are_js_errors_and_change_nothing() {
     m.map("A", JsValue::from(1i64), JsValue::from(0)).unwrap();
     assert_eq!(m.pending(), 1);
     assert_eq!(m.confirm(), 1);
-    let before = m.snapshot();
+    let before = m.snapshot().unwrap();
     let err = m
         .map("A", JsValue::from(1i64 << 40), JsValue::from(0))
         .unwrap_err();
@@ -142,7 +142,7 @@ fn errors_are_js_errors_and_change_nothing() {
         .rewrite_batches("A", &bad, JsValue::from(0), None)
         .unwrap_err();
     assert!(message(err).starts_with("UnknownMagic"));
-    assert_eq!(m.snapshot(), before);
+    assert_eq!(m.snapshot().unwrap(), before);
     assert_eq!((m.size(), m.pending()), (1, 0));
 }
 
@@ -179,7 +179,10 @@ fn rewrite_snapshot_restore_expire() {
 
     // Pending until confirmed: a retry returns the record again, snapshots
     // and expiry wait for confirm().
-    assert_eq!(PidMapper::restore(&m.snapshot()).unwrap().size(), 0);
+    assert_eq!(
+        PidMapper::restore(&m.snapshot().unwrap()).unwrap().size(),
+        0
+    );
     let retry = m
         .rewrite_batches("A", &batch, JsValue::from(10), None)
         .unwrap();
@@ -187,7 +190,7 @@ fn rewrite_snapshot_restore_expire() {
     let err = m.expire(JsValue::from(10)).unwrap_err();
     assert!(message(err).starts_with("Unconfirmed"));
     assert_eq!(m.confirm(), 1);
-    let restored = PidMapper::restore(&m.snapshot()).unwrap();
+    let restored = PidMapper::restore(&m.snapshot().unwrap()).unwrap();
     assert_eq!(restored.size(), 1);
     let mut replayed = mapper();
     let rec = records.get(0);
@@ -280,4 +283,84 @@ fn one_int64_convention() {
     }
     let opts = JSON::parse(r#"{"producerExpirationMs":"1e3"}"#).unwrap();
     assert!(PidMapper::new(common::TOPIC, 0, Some(opts)).is_err());
+}
+
+/// A source that sends nothing but new PIDs meets the capacity limits:
+/// every refused call throws `CapacityExceeded` and changes nothing, the
+/// other mapper keeps serving its producers, and after expiry and
+/// `free()` the module serves new work.
+#[wasm_bindgen_test]
+fn capacity_limits_in_js() {
+    let fetch = |pids: std::ops::Range<i64>| -> Vec<u8> {
+        pids.flat_map(|pid| {
+            BatchBuilder {
+                producer_id: pid,
+                producer_epoch: 0,
+                base_sequence: 0,
+                ..BatchBuilder::default()
+            }
+            .encode()
+        })
+        .collect()
+    };
+    let mut victim = mapper();
+    let served = |m: &mut PidMapper| {
+        let out = m
+            .rewrite_batches("victim", &fetch(0..10), JsValue::from(500), None)
+            .unwrap();
+        bytes_of(&get(&out, "bytes"))
+    };
+    let before = served(&mut victim);
+    victim.confirm();
+    let opts = JSON::parse(r#"{"producerExpirationMs":1000,"maxBindings":"1000","maxClusters":1}"#)
+        .unwrap();
+    let mut flood = PidMapper::new(common::TOPIC, 0, Some(opts)).unwrap();
+    let mut refused = 0;
+    for round in 0..20 {
+        match flood.rewrite_batches(
+            "flood",
+            &fetch(round * 100..round * 100 + 100),
+            JsValue::from(0),
+            None,
+        ) {
+            Ok(_) => {
+                flood.confirm();
+            }
+            Err(e) => {
+                let text = message(e);
+                assert!(text.starts_with("CapacityExceeded"), "{text}");
+                assert!(text.contains("maxBindings 1000"), "{text}");
+                assert_eq!(flood.size(), 1000);
+                assert_eq!(flood.pending(), 0);
+                refused += 1;
+            }
+        }
+    }
+    assert_eq!(refused, 10);
+    let err = flood
+        .map("other", JsValue::from(1), JsValue::from(0))
+        .unwrap_err();
+    assert!(message(err).starts_with("CapacityExceeded"));
+    assert_eq!(served(&mut victim), before);
+    // Expiry makes room again; a freed mapper gives its memory back.
+    assert_eq!(flood.expire(JsValue::from(5_000)).unwrap().length(), 1000);
+    assert!(flood
+        .map("other", JsValue::from(1), JsValue::from(5_000))
+        .is_ok());
+    drop(flood);
+    let mut again = mapper();
+    assert!(again
+        .rewrite_batches("flood", &fetch(0..100), JsValue::from(0), None)
+        .is_ok());
+    assert_eq!(served(&mut victim), before);
+    for bad in [
+        r#"{"maxBindings":0}"#,
+        r#"{"maxClusters":-1}"#,
+        r#"{"maxClusterIdBytes":"x"}"#,
+    ] {
+        let err = PidMapper::new(common::TOPIC, 0, Some(JSON::parse(bad).unwrap()))
+            .err()
+            .unwrap();
+        assert!(message(err).starts_with("InvalidInput"), "{bad}");
+    }
 }

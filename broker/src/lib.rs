@@ -15,12 +15,22 @@
 //!   `mp_last_error_ptr/len`.
 //! * Pointers the host passes must lie inside a live block from `mp_alloc`:
 //!   anything else is `-101 BadPointer`, never a trap and never a write to
-//!   memory the module did not hand out. The layer has no `unsafe` blocks:
-//!   it reaches host-written bytes through the blocks it owns.
+//!   memory the module did not hand out. The layer has no `unsafe` blocks
+//!   (but for its allocator): it reaches host-written bytes through the
+//!   blocks it owns.
 //! * Output (records, snapshots) lives in a per-mapper buffer, valid until
 //!   the next call on that mapper.
+//! * Running out of memory is `-103 OutOfMemory` with nothing changed,
+//!   never a trap (`reserve.rs`), and the module declares a maximum memory
+//!   of 2 GiB, so every pointer and length it returns is a non-negative
+//!   `i32`.
 
 #![deny(missing_docs)]
+
+mod reserve;
+
+#[global_allocator]
+static ALLOCATOR: reserve::WithReserve = reserve::WithReserve;
 
 use std::cell::RefCell;
 use std::collections::BTreeMap;
@@ -126,9 +136,32 @@ impl State {
 /// Runs `f` on the module state: a success clears the last error message;
 /// a failure becomes `-code` and records its message.
 fn call<T: From<i32>>(f: impl FnOnce(&mut State) -> Result<T, Failure>) -> T {
+    run(false, f)
+}
+
+/// [`call`] for a call that allocates: refused with `OutOfMemory` unless
+/// the allocator's reserve is held (it was spent on an earlier call's small
+/// allocations and memory is still full).
+fn call_allocating<T: From<i32>>(f: impl FnOnce(&mut State) -> Result<T, Failure>) -> T {
+    run(true, f)
+}
+
+fn run<T: From<i32>>(allocates: bool, f: impl FnOnce(&mut State) -> Result<T, Failure>) -> T {
     STATE.with(|s| {
         let mut state = s.borrow_mut();
-        match f(&mut state) {
+        let result = if allocates && !reserve::ensure() {
+            Err(fail(
+                Code::OutOfMemory,
+                format_args!(
+                    "memory is full (the {} KiB reserve for small allocations is spent); \
+                     free blocks or mappers, or expire bindings",
+                    reserve::RESERVE_BYTES >> 10
+                ),
+            ))
+        } else {
+            f(&mut state)
+        };
+        match result {
             Ok(v) => {
                 state.last_error.clear();
                 v
@@ -158,14 +191,47 @@ fn count(n: usize) -> Result<i32, Failure> {
     i32::try_from(n).map_err(|_| fail(Code::OutOfMemory, format!("result {n} does not fit an i32")))
 }
 
-/// Writes records in the record-list layout (`mirrorpid::abi`).
-fn encode_records(records: &[StateRecord], out: &mut Vec<u8>) -> Result<(), Failure> {
-    let encoded = records
+/// Writes records in the record-list layout (`mirrorpid::abi`), having
+/// made room for all of it first: the core runs this before a call takes
+/// effect, so running out of memory here undoes the call.
+fn encode_records(records: &[StateRecord], out: &mut Vec<u8>) -> mirrorpid::Result<()> {
+    let oom = || Error::OutOfMemory {
+        what: "the output buffer",
+    };
+    let mut encoded = Vec::new();
+    encoded
+        .try_reserve_exact(records.len())
+        .map_err(|_| oom())?;
+    for r in records {
+        encoded.push(r.encode()?);
+    }
+    let size = 4 + encoded
         .iter()
-        .map(StateRecord::encode)
-        .collect::<Result<Vec<_>, Error>>()?;
-    abi::encode_records(encoded.iter().map(|(k, v)| (&k[..], v.as_deref())), out)
-        .ok_or_else(|| fail(Code::OutOfMemory, "a record list does not fit an i32"))
+        .map(|(k, v)| 8 + k.len() + v.as_ref().map_or(0, Vec::len))
+        .sum::<usize>();
+    out.clear();
+    out.try_reserve(size).map_err(|_| oom())?;
+    abi::encode_records(encoded.iter().map(|(k, v)| (&k[..], v.as_deref())), out).ok_or(
+        Error::OutOfMemory {
+            what: "a record list (longer than an i32 can say)",
+        },
+    )
+}
+
+/// Makes sure memory can hold `bytes` more (one allocation, freed at once,
+/// which leaves the memory grown for the call to use): a call whose small
+/// allocations could outgrow the reserve checks this first.
+fn headroom(bytes: usize) -> Result<(), Failure> {
+    if bytes <= reserve::RESERVE_BYTES / 2 {
+        return Ok(());
+    }
+    let mut probe: Vec<u8> = Vec::new();
+    probe.try_reserve_exact(bytes).map_err(|_| {
+        fail(
+            Code::OutOfMemory,
+            format!("no room for {bytes} bytes of work"),
+        )
+    })
 }
 
 /// The ABI version ([`ABI_VERSION`]).
@@ -174,11 +240,23 @@ pub extern "C" fn mp_abi_version() -> i32 {
     ABI_VERSION
 }
 
+/// Seeds the hash keys of every mapper made or restored after it with 64
+/// random bits from the host (the module has no randomness of its own):
+/// without it a source that knows the module could choose PIDs that slow
+/// its lookups down. Changes no result. Returns 0.
+#[no_mangle]
+pub extern "C" fn mp_hash_seed(seed: i64) -> i32 {
+    call(|_| {
+        mirrorpid::seed_hashing(seed as u64);
+        Ok(0)
+    })
+}
+
 /// Allocates `len` (> 0) zeroed bytes for the host to fill; returns the
 /// pointer or `-code`.
 #[no_mangle]
 pub extern "C" fn mp_alloc(len: i32) -> i32 {
-    call(|s| {
+    call_allocating(|s| {
         let n = size(len, "length")?;
         if n == 0 {
             return Err(fail(Code::BadArgument, "mp_alloc(0)"));
@@ -214,7 +292,7 @@ pub extern "C" fn mp_free(ptr: i32) -> i32 {
 /// "durability"?, "producerExpirationMs"?}`); returns its handle (> 0).
 #[no_mangle]
 pub extern "C" fn mp_mapper_new(config_ptr: i32, config_len: i32) -> i32 {
-    call(|s| {
+    call_allocating(|s| {
         let text = s.text(address(config_ptr), size(config_len, "length")?, "config")?;
         let mapper = Mapper::new(MapperConfig::from_json(&text)?)?;
         s.add(mapper)
@@ -247,7 +325,7 @@ pub extern "C" fn mp_rewrite(
     now_ms: i64,
     flags: i32,
 ) -> i32 {
-    call(|s| {
+    call_allocating(|s| {
         if flags & !(FLAG_STRICT_CRC | FLAG_COMPLETE) != 0 {
             return Err(fail(Code::BadArgument, format!("flags {flags:#x}")));
         }
@@ -281,8 +359,15 @@ pub extern "C" fn mp_rewrite(
             }
             None => &mut empty,
         };
-        let result = slot.mapper.rewrite(&source, buf, now_ms, options)?;
-        encode_records(&result.records, &mut slot.output)?;
+        // Each batch can make a binding and a record (about 300 bytes and
+        // three copies of the source's ID); a batch takes 61 bytes or more.
+        headroom((len / 61 + 1).saturating_mul(320 + 3 * source.len()))?;
+        let output = &mut slot.output;
+        let result = slot
+            .mapper
+            .rewrite_then(&source, buf, now_ms, options, |r| {
+                encode_records(&r.records, output)
+            })?;
         slot.snapshot_required = result.snapshot_required;
         count(result.consumed)
     })
@@ -318,7 +403,7 @@ pub extern "C" fn mp_load_record(
     value_ptr: i32,
     value_len: i32,
 ) -> i32 {
-    call(|s| {
+    call_allocating(|s| {
         s.slot(handle)?;
         let key = s.bytes(address(key_ptr), size(key_len, "length")?)?;
         let value = match value_len {
@@ -339,9 +424,9 @@ pub extern "C" fn mp_load_record(
 /// Writes the mapper's snapshot to the output buffer; returns its length.
 #[no_mangle]
 pub extern "C" fn mp_snapshot(handle: i32) -> i32 {
-    call(|s| {
+    call_allocating(|s| {
         let slot = s.slot(handle)?;
-        slot.output = slot.mapper.snapshot();
+        slot.output = slot.mapper.try_snapshot()?;
         count(slot.output.len())
     })
 }
@@ -349,8 +434,10 @@ pub extern "C" fn mp_snapshot(handle: i32) -> i32 {
 /// Creates a mapper from snapshot bytes; returns its handle (> 0).
 #[no_mangle]
 pub extern "C" fn mp_restore(ptr: i32, len: i32) -> i32 {
-    call(|s| {
+    call_allocating(|s| {
         let bytes = s.bytes(address(ptr), size(len, "length")?)?;
+        // A restored mapper takes about three times its snapshot's size.
+        headroom(bytes.len().saturating_mul(3))?;
         let mapper = Mapper::restore(bytes)?;
         s.add(mapper)
     })
@@ -360,23 +447,27 @@ pub extern "C" fn mp_restore(ptr: i32, len: i32) -> i32 {
 /// written to the output buffer (records format).
 #[no_mangle]
 pub extern "C" fn mp_expire(handle: i32, now_ms: i64) -> i32 {
-    call(|s| tombstones(s.slot(handle)?, |m| m.expire(now_ms)))
+    call_allocating(|s| tombstones(s.slot(handle)?, |m, then| m.expire_then(now_ms, then)))
 }
 
 /// Expires every binding of one mapped PID (the producer state expired it);
 /// returns how many tombstones were written to the output buffer.
 #[no_mangle]
 pub extern "C" fn mp_expire_pid(handle: i32, mapped: i64) -> i32 {
-    call(|s| tombstones(s.slot(handle)?, |m| m.expire_pid(mapped)))
+    call_allocating(|s| tombstones(s.slot(handle)?, |m, then| m.expire_pid_then(mapped, then)))
 }
 
-/// Runs an expiry on the slot's mapper and puts its tombstones in the output.
+/// The output writer an expiry runs before it drops anything.
+type Then<'a> = &'a mut dyn FnMut(&[StateRecord]) -> mirrorpid::Result<()>;
+
+/// Runs an expiry on the slot's mapper with its tombstones written to the
+/// output first (no room for them: nothing expires).
 fn tombstones(
     slot: &mut Slot,
-    expire: impl FnOnce(&mut Mapper) -> mirrorpid::Result<Vec<StateRecord>>,
+    expire: impl FnOnce(&mut Mapper, Then<'_>) -> mirrorpid::Result<Vec<StateRecord>>,
 ) -> Result<i32, Failure> {
-    let records = expire(&mut slot.mapper)?;
-    encode_records(&records, &mut slot.output)?;
+    let output = &mut slot.output;
+    let records = expire(&mut slot.mapper, &mut |r| encode_records(r, output))?;
     count(records.len())
 }
 

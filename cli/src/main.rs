@@ -530,7 +530,9 @@ fn snapshot_inspect(file: &Path, out: Output) -> Result<String> {
             "{}\n",
             json!({"format": format, "fVersion": f_version, "bytes": bytes.len(),
                 "config": {"topicId": c.topic_id.to_string(), "partition": c.partition,
-                    "durability": c.durability, "producerExpirationMs": c.producer_expiration_ms.to_string()},
+                    "durability": c.durability, "producerExpirationMs": c.producer_expiration_ms.to_string(),
+                    "maxBindings": c.max_bindings, "maxClusters": c.max_clusters,
+                    "maxClusterIdBytes": c.max_cluster_id_bytes},
                 "bindings": bindings.len(), "salted": salted, "identities": bindings})
         ));
     }
@@ -551,6 +553,11 @@ fn snapshot_inspect(file: &Path, out: Output) -> Result<String> {
             .as_str()
             .unwrap_or("?"),
         c.producer_expiration_ms
+    );
+    let _ = writeln!(
+        text,
+        "limits: {} bindings, {} source clusters, {} bytes of cluster IDs",
+        c.max_bindings, c.max_clusters, c.max_cluster_id_bytes
     );
     let _ = writeln!(text, "{} binding(s), {salted} salted\n", bindings.len());
     let rows: Vec<Vec<String>> = bindings

@@ -333,6 +333,7 @@ fn snapshot_inspect_shows_config_and_bindings() {
     let doc = &json_lines(&out.stdout)[0];
     assert_eq!(doc["fVersion"], 1);
     assert_eq!(doc["config"]["partition"], 2);
+    assert_eq!(doc["config"]["maxBindings"], 1_000_000);
     assert_eq!(doc["bindings"], 6);
     assert_eq!(doc["salted"], 3);
     let table = mirrorpid()
@@ -342,7 +343,9 @@ fn snapshot_inspect_shows_config_and_bindings() {
         .unwrap();
     let text = String::from_utf8(table.stdout).unwrap();
     assert!(
-        text.contains("6 binding(s), 3 salted") && text.contains("cluster-2336"),
+        text.contains("6 binding(s), 3 salted")
+            && text.contains("cluster-2336")
+            && text.contains("limits: 1000000 bindings, 10000 source clusters"),
         "{text}"
     );
 }

@@ -71,6 +71,7 @@ enum Call {
     Len(u8),
     SnapshotRequired(u8),
     Output(u8),
+    HashSeed(i64),
 }
 
 const CONFIGS: [&str; 3] = [
@@ -388,6 +389,9 @@ fuzz_target!(|calls: Vec<Call>| {
                 let h = run.handle(i);
                 let s = run.call("mp_snapshot_required", &[I32(h)]);
                 assert!(s <= 1);
+            }
+            Call::HashSeed(seed) => {
+                assert_eq!(run.call("mp_hash_seed", &[I64(seed)]), 0);
             }
             Call::Output(i) => {
                 let h = run.handle(i);

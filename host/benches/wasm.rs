@@ -2,14 +2,22 @@
 //! WASM within 2x of native): rewriting a fetch of 1000 small batches from
 //! bound producers, i.e. walk + map + CRC patch per batch.
 //!
+//! Also hash flooding: 100,000 identities chosen against the hashes
+//! beside random ones (within 2x is the target).
+//!
 //! scripts/build.sh && cargo bench -p mirrorpid-host --bench wasm
 
 use std::hint::black_box;
+use std::time::Duration;
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use mirrorpid::batch::{BatchBuilder, RecordSpec};
 use mirrorpid::{Mapper, MapperConfig, RewriteOptions};
 use mirrorpid_host::{default_module_path, BrokerModule};
+
+#[path = "../../benches/common/adversary.rs"]
+mod adversary;
+use adversary::Identities;
 
 const CONFIG: &str = r#"{"topicId":"bxw7Kp1OS3-KHC0-T1prfA","partition":0}"#;
 const BATCHES: usize = 1000;
@@ -69,5 +77,55 @@ fn bench(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, bench);
+/// Hash flooding in the module: 100,000 identities chosen against the
+/// hashes beside 100,000 random ones (`benches/common/adversary.rs`), each
+/// fetch copied into guest memory and rewritten with `mp_rewrite`.
+fn bench_adversary(c: &mut Criterion) {
+    let mut module = BrokerModule::load(&default_module_path()).unwrap();
+    let mut g = c.benchmark_group("100k identities in wasmtime");
+    g.throughput(Throughput::Elements(100_000))
+        .sample_size(10)
+        .measurement_time(Duration::from_secs(3));
+    let sets = Identities::adversarial()
+        .into_iter()
+        .map(|(what, ids)| (format!("adversarial {what}"), ids))
+        .chain(
+            Identities::random()
+                .into_iter()
+                .map(|(what, ids)| (format!("random {what}"), ids)),
+        );
+    for (name, ids) in sets {
+        let fetches = ids.fetches();
+        let rewrite_all = |m: &mut BrokerModule, h: i32| {
+            for (source, buf) in &fetches {
+                let mut buf = buf.clone();
+                black_box(m.rewrite(h, source, &mut buf, 1, 0).unwrap());
+            }
+            m.confirm(h).unwrap();
+        };
+        g.bench_function(format!("map new (mp_rewrite), {name}"), |b| {
+            b.iter(|| {
+                let h = module.mapper_new(CONFIG).unwrap();
+                rewrite_all(&mut module, h);
+                module.mapper_free(h).unwrap();
+            })
+        });
+        let h = module.mapper_new(CONFIG).unwrap();
+        rewrite_all(&mut module, h);
+        let snapshot = module.snapshot(h).unwrap();
+        g.bench_function(format!("restore, {name}"), |b| {
+            b.iter(|| {
+                let r = module.restore(black_box(&snapshot)).unwrap();
+                module.mapper_free(r).unwrap();
+            })
+        });
+        g.bench_function(format!("rewrite bound, {name}"), |b| {
+            b.iter(|| rewrite_all(&mut module, h))
+        });
+        module.mapper_free(h).unwrap();
+    }
+    g.finish();
+}
+
+criterion_group!(benches, bench, bench_adversary);
 criterion_main!(benches);

@@ -149,6 +149,14 @@ impl BrokerModule {
                 instance.get_typed_func(&mut store, $name).context($name)?
             };
         }
+        // 64 random bits for the module's hash keys, as ABI.md asks of a
+        // host (std's hash map keys come from the operating system).
+        let seed = {
+            use std::hash::BuildHasher;
+            std::collections::hash_map::RandomState::new().hash_one(0u64)
+        };
+        let hash_seed: TypedFunc<i64, i32> = f!("mp_hash_seed");
+        hash_seed.call(&mut store, seed as i64)?;
         Ok(BrokerModule {
             abi_version: f!("mp_abi_version"),
             alloc: f!("mp_alloc"),

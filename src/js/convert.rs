@@ -8,7 +8,7 @@ use wasm_bindgen::prelude::*;
 
 use crate::batch::ControlType;
 use crate::error::Error;
-use crate::mapper::{Durability, MapOutcome};
+use crate::mapper::{Durability, MapOutcome, MapperConfig};
 use crate::pid::PidSpace;
 use crate::record::StateRecord;
 
@@ -178,10 +178,75 @@ pub(super) struct MapperOptions {
     /// The trust declaration: source -> origins it may carry.
     #[serde(default)]
     pub(super) origins: Option<std::collections::BTreeMap<String, Vec<String>>>,
+    /// The capacity limits, read by [`int64`].
+    #[serde(default, with = "serde_wasm_bindgen::preserve")]
+    pub(super) max_bindings: JsValue,
+    #[serde(default, with = "serde_wasm_bindgen::preserve")]
+    pub(super) max_clusters: JsValue,
+    #[serde(default, with = "serde_wasm_bindgen::preserve")]
+    pub(super) max_cluster_id_bytes: JsValue,
 }
 
 impl JsOptions for MapperOptions {
-    const KEYS: &'static [&'static str] = &["durability", "producerExpirationMs", "origins"];
+    const KEYS: &'static [&'static str] = &[
+        "durability",
+        "producerExpirationMs",
+        "origins",
+        "maxBindings",
+        "maxClusters",
+        "maxClusterIdBytes",
+    ];
+}
+
+impl MapperOptions {
+    /// The config these options make for `topic_id`/`partition`.
+    pub(super) fn config(self, topic_id: &str, partition: i32) -> Result<MapperConfig, JsError> {
+        let mut config = MapperConfig::new(topic_id.parse().map_err(js_err)?, partition);
+        if let Some(d) = self.durability {
+            config.durability = d;
+        }
+        config.origins = self.origins;
+        let given = |v: &JsValue| !v.is_undefined() && !v.is_null();
+        if given(&self.producer_expiration_ms) {
+            config.producer_expiration_ms =
+                int64(&self.producer_expiration_ms, "options.producerExpirationMs")?;
+        }
+        for (v, name, field) in [
+            (
+                &self.max_bindings,
+                "options.maxBindings",
+                &mut config.max_bindings,
+            ),
+            (
+                &self.max_clusters,
+                "options.maxClusters",
+                &mut config.max_clusters,
+            ),
+            (
+                &self.max_cluster_id_bytes,
+                "options.maxClusterIdBytes",
+                &mut config.max_cluster_id_bytes,
+            ),
+        ] {
+            if given(v) {
+                *field = u64::try_from(int64(v, name)?)
+                    .map_err(|_| invalid(format!("{name} must not be negative")))?;
+            }
+        }
+        Ok(config)
+    }
+}
+
+/// Seeds the mappers' hash keys once per instance from `Math.random`: the
+/// module has no other randomness, and the keys only need to be unknown
+/// to the sources (no result depends on them).
+pub(super) fn seed_once() {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    static SEEDED: AtomicBool = AtomicBool::new(false);
+    if !SEEDED.swap(true, Ordering::Relaxed) {
+        let word = || (js_sys::Math::random() * 4_294_967_296.0) as u64;
+        crate::mapper::seed_hashing(word() << 32 | word());
+    }
 }
 
 /// `durability`, with its name in the error.

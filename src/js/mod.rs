@@ -21,7 +21,7 @@ mod convert;
 use js_sys::{Array, Object};
 use wasm_bindgen::prelude::*;
 
-use crate::mapper::{LoadOutcome, Mapper, MapperConfig};
+use crate::mapper::{LoadOutcome, Mapper};
 use crate::record::StateRecord;
 use crate::rewrite::RewriteOptions;
 use convert::{
@@ -41,24 +41,18 @@ pub struct PidMapper {
 
 #[wasm_bindgen]
 impl PidMapper {
-    /// `new PidMapper(topicId, partition, {durability?, producerExpirationMs?})`.
+    /// `new PidMapper(topicId, partition, options?)` (`MapperOptions`: durability,
+    /// expiration, trust declaration, capacity limits).
     #[wasm_bindgen(constructor)]
     pub fn new(
         #[wasm_bindgen(js_name = topicId)] topic_id: &str,
         partition: i32,
         #[wasm_bindgen(unchecked_param_type = "MapperOptions | null")] options: Option<JsValue>,
     ) -> Result<PidMapper, JsError> {
-        let mut config = MapperConfig::new(topic_id.parse().map_err(js_err)?, partition);
         let opts: MapperOptions =
             convert::options(options.unwrap_or(JsValue::UNDEFINED), "PidMapper options")?;
-        if let Some(d) = opts.durability {
-            config.durability = d;
-        }
-        config.origins = opts.origins;
-        let expiration = opts.producer_expiration_ms;
-        if !expiration.is_undefined() && !expiration.is_null() {
-            config.producer_expiration_ms = int64(&expiration, "options.producerExpirationMs")?;
-        }
+        let config = opts.config(topic_id, partition)?;
+        convert::seed_once();
         Ok(PidMapper {
             inner: Mapper::new(config).map_err(js_err)?,
         })
@@ -171,13 +165,15 @@ impl PidMapper {
         self.inner.pending() as u32
     }
 
-    /// The confirmed state as snapshot bytes (pending bindings left out).
-    pub fn snapshot(&self) -> Vec<u8> {
-        self.inner.snapshot()
+    /// The confirmed state as snapshot bytes (pending bindings left out);
+    /// throws `OutOfMemory` if there is no room for them.
+    pub fn snapshot(&self) -> Result<Vec<u8>, JsError> {
+        self.inner.try_snapshot().map_err(js_err)
     }
 
     /// A mapper from snapshot bytes.
     pub fn restore(bytes: &[u8]) -> Result<PidMapper, JsError> {
+        convert::seed_once();
         Ok(PidMapper {
             inner: Mapper::restore(bytes).map_err(js_err)?,
         })

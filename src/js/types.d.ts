@@ -11,6 +11,12 @@ export interface MapperOptions {
   producerExpirationMs?: Int64 | null;
   /** The trust declaration: for each direct source, the origin clusters it may carry. */
   origins?: Record<string, string[]> | null;
+  /** Most bindings held (default 1000000); beyond it new identities throw CapacityExceeded. */
+  maxBindings?: Int64 | null;
+  /** Most distinct source cluster IDs (default 10000). */
+  maxClusters?: Int64 | null;
+  /** Most bytes of source cluster IDs together (default 1048576). */
+  maxClusterIdBytes?: Int64 | null;
 }
 /** Options of `rewriteBatches`; unknown keys are an error. */
 export interface RewriteOptions {

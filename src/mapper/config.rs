@@ -10,6 +10,16 @@ use crate::topic::TopicId;
 /// Kafka's default `producer.id.expiration.ms` (one day).
 pub const DEFAULT_PRODUCER_EXPIRATION_MS: i64 = 86_400_000;
 
+/// Default of [`MapperConfig::max_bindings`]: about 60 MB of bindings and
+/// indexes.
+pub const DEFAULT_MAX_BINDINGS: u64 = 1_000_000;
+/// Default of [`MapperConfig::max_clusters`].
+pub const DEFAULT_MAX_CLUSTERS: u64 = 10_000;
+/// Default of [`MapperConfig::max_cluster_id_bytes`] (1 MiB).
+pub const DEFAULT_MAX_CLUSTER_ID_BYTES: u64 = 1 << 20;
+/// The largest `maxBindings`: positions are 32-bit.
+pub const MAX_MAX_BINDINGS: u64 = u32::MAX as u64;
+
 /// Which bindings yield `__mirror_state` records (`docs/DESIGN.md`, "State").
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -46,10 +56,35 @@ pub struct MapperConfig {
     /// believed (`docs/DESIGN.md`, "Sources you do not control").
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub origins: Option<BTreeMap<String, Vec<String>>>,
+    /// The most bindings the mapper holds (pending ones included): a new
+    /// identity beyond it is refused with [`Error::CapacityExceeded`]
+    /// until expiry frees room. Every source shares it, so size it for the
+    /// partition's real producers with headroom, and declare `origins` so
+    /// that one source cannot claim another's PIDs.
+    #[serde(default = "default_max_bindings")]
+    pub max_bindings: u64,
+    /// The most distinct source cluster IDs the bindings name.
+    #[serde(default = "default_max_clusters")]
+    pub max_clusters: u64,
+    /// The most bytes of those cluster IDs together.
+    #[serde(default = "default_max_cluster_id_bytes")]
+    pub max_cluster_id_bytes: u64,
 }
 
 fn default_expiration() -> i64 {
     DEFAULT_PRODUCER_EXPIRATION_MS
+}
+
+fn default_max_bindings() -> u64 {
+    DEFAULT_MAX_BINDINGS
+}
+
+fn default_max_clusters() -> u64 {
+    DEFAULT_MAX_CLUSTERS
+}
+
+fn default_max_cluster_id_bytes() -> u64 {
+    DEFAULT_MAX_CLUSTER_ID_BYTES
 }
 
 impl MapperConfig {
@@ -61,35 +96,83 @@ impl MapperConfig {
             durability: Durability::Bindings,
             producer_expiration_ms: DEFAULT_PRODUCER_EXPIRATION_MS,
             origins: None,
+            max_bindings: DEFAULT_MAX_BINDINGS,
+            max_clusters: DEFAULT_MAX_CLUSTERS,
+            max_cluster_id_bytes: DEFAULT_MAX_CLUSTER_ID_BYTES,
         }
     }
 
     /// Parses the JSON form (`{"topicId", "partition", "durability"?,
-    /// "producerExpirationMs"?, "origins"?}`, unknown fields refused, optional fields
-    /// absent or null) and validates it. A bad `topicId` is
+    /// "producerExpirationMs"?, "origins"?, "maxBindings"?, "maxClusters"?,
+    /// "maxClusterIdBytes"?}`, unknown fields refused, optional fields
+    /// absent or null, 64-bit integers as numbers or decimal strings) and
+    /// validates it. It reads JSON with [`crate::json::Value`], not
+    /// serde_json, to keep the broker module small. A bad `topicId` is
     /// [`Error::InvalidTopicId`]; anything else wrong is
     /// [`Error::InvalidInput`].
     pub fn from_json(text: &str) -> Result<MapperConfig> {
-        #[derive(Deserialize)]
-        #[serde(rename_all = "camelCase", deny_unknown_fields)]
-        struct Raw {
-            topic_id: String,
-            partition: i32,
-            durability: Option<Durability>,
-            producer_expiration_ms: Option<crate::json::Int64>,
-            origins: Option<BTreeMap<String, Vec<String>>>,
-        }
-        let raw: Raw = serde_json::from_str(text)
-            .map_err(|e| Error::invalid(format!("mapper config: {e}")))?;
-        let config = MapperConfig {
-            topic_id: raw.topic_id.parse()?,
-            partition: raw.partition,
-            durability: raw.durability.unwrap_or_default(),
-            producer_expiration_ms: raw
-                .producer_expiration_ms
-                .map_or(DEFAULT_PRODUCER_EXPIRATION_MS, |v| v.0),
-            origins: raw.origins,
+        use crate::json::Value;
+        let bad = |what: String| Error::invalid(format!("mapper config: {what}"));
+        let Value::Object(members) = Value::parse(text).map_err(bad)? else {
+            return Err(bad("not a JSON object".into()));
         };
+        let mut config = MapperConfig::new(TopicId([0; 16]), 0);
+        let (mut topic_id, mut partition) = (None, None);
+        for (key, v) in members {
+            // Optional fields may be null, meaning absent.
+            if v == Value::Null && key != "topicId" && key != "partition" {
+                continue;
+            }
+            let wrong = |expected: &str| bad(format!("{key} is {}, expected {expected}", v.kind()));
+            // A 64-bit integer: a number written as one, or a decimal string.
+            let int = || match &v {
+                Value::Number(_) => v.as_i64(),
+                Value::String(t) => crate::json::parse_i64(t),
+                _ => None,
+            };
+            match key.as_str() {
+                "topicId" => match &v {
+                    Value::String(t) => topic_id = Some(t.parse::<TopicId>()?),
+                    _ => return Err(wrong("a string")),
+                },
+                "partition" => match v.as_i64().and_then(|p| i32::try_from(p).ok()) {
+                    Some(p) => partition = Some(p),
+                    None => return Err(wrong("a 32-bit integer")),
+                },
+                "durability" => {
+                    config.durability = match &v {
+                        Value::String(t) if t == "bindings" => Durability::Bindings,
+                        Value::String(t) if t == "collisions" => Durability::Collisions,
+                        _ => return Err(wrong(r#""bindings" or "collisions""#)),
+                    }
+                }
+                "producerExpirationMs" => {
+                    config.producer_expiration_ms =
+                        int().ok_or_else(|| wrong("a 64-bit integer (number or decimal string)"))?
+                }
+                "origins" => config.origins = Some(origins(&v).ok_or_else(|| {
+                    wrong("an object of source cluster IDs to arrays of origin cluster IDs")
+                })?),
+                "maxBindings" | "maxClusters" | "maxClusterIdBytes" => {
+                    let n = int()
+                        .and_then(|n| u64::try_from(n).ok())
+                        .ok_or_else(|| wrong("a non-negative integer"))?;
+                    match key.as_str() {
+                        "maxBindings" => config.max_bindings = n,
+                        "maxClusters" => config.max_clusters = n,
+                        _ => config.max_cluster_id_bytes = n,
+                    }
+                }
+                _ => {
+                    return Err(bad(format!(
+                        "unknown field {key:?} (known: topicId, partition, durability, \
+                         producerExpirationMs, origins, maxBindings, maxClusters, maxClusterIdBytes)"
+                    )))
+                }
+            }
+        }
+        config.topic_id = topic_id.ok_or_else(|| bad("missing field topicId".into()))?;
+        config.partition = partition.ok_or_else(|| bad("missing field partition".into()))?;
         config.validate()?;
         Ok(config)
     }
@@ -111,6 +194,17 @@ impl MapperConfig {
                 })?;
             }
         }
+        for (name, value, max) in [
+            ("maxBindings", self.max_bindings, MAX_MAX_BINDINGS),
+            ("maxClusters", self.max_clusters, u64::from(u32::MAX)),
+            ("maxClusterIdBytes", self.max_cluster_id_bytes, u64::MAX),
+        ] {
+            if value == 0 || value > max {
+                return Err(Error::invalid(format!(
+                    "mapper config: {name} {value} must be 1 to {max}"
+                )));
+            }
+        }
         if self.producer_expiration_ms <= 0 {
             return Err(Error::invalid(format!(
                 "mapper config: producerExpirationMs {} must be positive",
@@ -119,4 +213,28 @@ impl MapperConfig {
         }
         Ok(())
     }
+}
+
+/// The trust declaration's JSON form: `{"source": ["origin", …], …}`.
+fn origins(v: &crate::json::Value) -> Option<BTreeMap<String, Vec<String>>> {
+    use crate::json::Value;
+    let Value::Object(members) = v else {
+        return None;
+    };
+    members
+        .iter()
+        .map(|(source, list)| {
+            let Value::Array(items) = list else {
+                return None;
+            };
+            let names = items
+                .iter()
+                .map(|i| match i {
+                    Value::String(s) => Some(s.clone()),
+                    _ => None,
+                })
+                .collect::<Option<Vec<_>>>()?;
+            Some((source.clone(), names))
+        })
+        .collect()
 }

@@ -27,9 +27,13 @@ mod stage;
 pub(crate) mod table;
 mod trust;
 
-pub use config::{Durability, MapperConfig, DEFAULT_PRODUCER_EXPIRATION_MS};
+pub use config::{
+    Durability, MapperConfig, DEFAULT_MAX_BINDINGS, DEFAULT_MAX_CLUSTERS,
+    DEFAULT_MAX_CLUSTER_ID_BYTES, DEFAULT_PRODUCER_EXPIRATION_MS, MAX_MAX_BINDINGS,
+};
 pub use outcome::{BindingView, Collision, LoadOutcome, MapOutcome};
 use stage::{Savepoint, Stage};
+pub use table::seed_hashing;
 pub(crate) use table::{Binding, Table, RECORDED, TXN_OPEN, UNKNOWN_LAST_SEEN};
 use trust::Trust;
 
@@ -165,6 +169,16 @@ impl Mapper {
         result
     }
 
+    /// Makes room for the call under way to save `n` bindings' states (and
+    /// the stage, if open), so that the saves cannot fail to allocate.
+    pub(crate) fn reserve_saves(&mut self, n: usize) -> Result<()> {
+        self.call.reserve(n)?;
+        match &mut self.stage {
+            Some(stage) => stage.undo.reserve(n),
+            None => Ok(()),
+        }
+    }
+
     /// Refuses a call that removes bindings while some are pending.
     pub(crate) fn require_confirmed(&self, call: &'static str) -> Result<()> {
         match self.pending() {
@@ -238,9 +252,14 @@ impl Mapper {
         }
         let cluster = self.table.find_cluster(source);
         let (salt, mapped, colliding) = self.probe(cluster, source, pid, split)?;
-        if self.stage.is_none() {
-            let call = self.in_call.then_some(&self.call);
-            self.stage = Some(Stage::open(&mut self.table, call));
+        // Every allocation first, so that running out changes nothing.
+        self.make_room(cluster, source)?;
+        match &mut self.stage {
+            Some(stage) => stage.reserve(1)?,
+            None => {
+                let call = self.in_call.then_some(&self.call);
+                self.stage = Some(Stage::open(&mut self.table, call)?);
+            }
         }
         let stage = self.stage.as_mut().expect("opened above");
         let cluster = self.table.intern(source);
@@ -277,6 +296,32 @@ impl Mapper {
             record,
         };
         Ok((outcome, Some(idx)))
+    }
+
+    /// Checks that one more binding (of a source cluster not bound yet when
+    /// `cluster` is `None`) stays within the config's limits, and makes room
+    /// for it in the table: [`Error::CapacityExceeded`] or
+    /// [`Error::OutOfMemory`], having changed nothing.
+    pub(crate) fn make_room(&mut self, cluster: Option<u32>, source: &str) -> Result<()> {
+        let c = &self.config;
+        let exceeded = |limit, max| Err(Error::CapacityExceeded { limit, max });
+        if self.table.len() as u64 >= c.max_bindings {
+            return exceeded("maxBindings", c.max_bindings);
+        }
+        let new_name = match cluster {
+            Some(i) => !self.table.cluster_used(i),
+            None => true,
+        };
+        if new_name {
+            let (names, bytes) = self.table.live_clusters();
+            if names as u64 >= c.max_clusters {
+                return exceeded("maxClusters", c.max_clusters);
+            }
+            if (bytes + source.len()) as u64 > c.max_cluster_id_bytes {
+                return exceeded("maxClusterIdBytes", c.max_cluster_id_bytes);
+            }
+        }
+        self.table.reserve(usize::from(cluster.is_none()), 1)
     }
 
     /// Finds the first salt whose slot is free or held only by the same

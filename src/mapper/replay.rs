@@ -43,11 +43,16 @@ impl Mapper {
         let Some(salt) = salt else {
             if let Some(idx) = existing {
                 self.table.remove_at(idx);
+                self.free_unused_clusters(false);
             }
             return Ok(LoadOutcome::Deleted {
                 existed: existing.is_some(),
             });
         };
+        if existing.is_none() {
+            // Before any change: a record that cannot be held changes nothing.
+            self.make_room(cluster, &key.source_cluster_id)?;
+        }
         let mapped = pid::f_split(split, u64::from(salt));
         if let Some(idx) = existing {
             let b = *self.table.get(idx);
@@ -82,6 +87,7 @@ impl Mapper {
             salt,
             flags: RECORDED,
         });
+        self.free_unused_clusters(false);
         Ok(LoadOutcome::Bound { mapped, evicted })
     }
 
@@ -94,41 +100,116 @@ impl Mapper {
     /// so a leader change never expires a producer that is still active.
     /// Refused with [`Error::Unconfirmed`] while bindings are pending.
     pub fn expire(&mut self, now_ms: i64) -> Result<Vec<StateRecord>> {
+        self.expire_then(now_ms, |_| Ok(()))
+    }
+
+    /// [`Mapper::expire`], running `then` on the tombstones before anything
+    /// is dropped: if `then` fails, the call fails with its error and
+    /// changes nothing (the broker module writes its output there).
+    pub fn expire_then(
+        &mut self,
+        now_ms: i64,
+        then: impl FnOnce(&[StateRecord]) -> Result<()>,
+    ) -> Result<Vec<StateRecord>> {
         self.require_confirmed("expire")?;
         let limit = self.config.producer_expiration_ms;
-        let mut dropped = Vec::new();
-        for idx in (0..self.table.len()).rev() {
-            let b = *self.table.get(idx);
-            if b.last_seen == UNKNOWN_LAST_SEEN {
-                self.table
-                    .set_state(idx, super::table::seen_at(now_ms), b.flags);
-            } else if b.flags & TXN_OPEN == 0 && now_ms.saturating_sub(b.last_seen) >= limit {
-                dropped.push(self.table.remove_at(idx));
+        let is_expired = |b: &Binding| {
+            b.last_seen != UNKNOWN_LAST_SEEN
+                && b.flags & TXN_OPEN == 0
+                && now_ms.saturating_sub(b.last_seen) >= limit
+        };
+        // Counted first, so that the list is one fallible allocation.
+        let n = self
+            .table
+            .bindings()
+            .iter()
+            .filter(|b| is_expired(b))
+            .count();
+        let mut expired = Vec::new();
+        expired
+            .try_reserve_exact(n)
+            .map_err(|_| super::table::out_of_memory("the expiry list"))?;
+        expired.extend((0..self.table.len()).filter(|&i| is_expired(self.table.get(i))));
+        self.drop_then(expired, true, then, |m| {
+            for idx in 0..m.table.len() {
+                let b = *m.table.get(idx);
+                if b.last_seen == UNKNOWN_LAST_SEEN {
+                    m.table
+                        .set_state(idx, super::table::seen_at(now_ms), b.flags);
+                }
             }
-        }
-        dropped.reverse();
-        Ok(self.tombstones(dropped))
+        })
     }
 
     /// Drops every binding holding `mapped` (the host's producer state
     /// expired it); returns tombstones for those that had records. Refused
     /// with [`Error::Unconfirmed`] while bindings are pending.
     pub fn expire_pid(&mut self, mapped: i64) -> Result<Vec<StateRecord>> {
-        self.require_confirmed("expire_pid")?;
-        let mut idxs: Vec<usize> = self.table.holders_of(mapped).collect();
-        idxs.sort_unstable_by(|a, b| b.cmp(a));
-        let dropped: Vec<Binding> = idxs.into_iter().map(|i| self.table.remove_at(i)).collect();
-        Ok(self.tombstones(dropped))
+        self.expire_pid_then(mapped, |_| Ok(()))
     }
 
-    fn tombstones(&self, dropped: Vec<Binding>) -> Vec<StateRecord> {
-        dropped
-            .into_iter()
-            .filter(|b| b.flags & RECORDED != 0)
-            .map(|b| {
+    /// [`Mapper::expire_pid`], running `then` on the tombstones first, as
+    /// [`Mapper::expire_then`] does.
+    pub fn expire_pid_then(
+        &mut self,
+        mapped: i64,
+        then: impl FnOnce(&[StateRecord]) -> Result<()>,
+    ) -> Result<Vec<StateRecord>> {
+        self.require_confirmed("expire_pid")?;
+        let mut idxs: Vec<usize> = self.table.holders_of(mapped).collect();
+        idxs.sort_unstable();
+        self.drop_then(idxs, false, then, |_| {})
+    }
+
+    /// Drops the bindings at `idxs` (ascending) once `then` accepted their
+    /// tombstones, after `also` (the rest of the call's changes); frees
+    /// unused cluster IDs `always` or when worth it.
+    fn drop_then(
+        &mut self,
+        idxs: Vec<usize>,
+        always: bool,
+        then: impl FnOnce(&[StateRecord]) -> Result<()>,
+        also: impl FnOnce(&mut Mapper),
+    ) -> Result<Vec<StateRecord>> {
+        let tombstones = self.tombstones(&idxs)?;
+        then(&tombstones)?;
+        also(self);
+        for &idx in idxs.iter().rev() {
+            self.table.remove_at(idx);
+        }
+        self.free_unused_clusters(always);
+        Ok(tombstones)
+    }
+
+    /// Tombstones for the bindings at `idxs` that have records, in order.
+    fn tombstones(&self, idxs: &[usize]) -> Result<Vec<StateRecord>> {
+        let recorded = idxs
+            .iter()
+            .filter(|&&i| self.table.get(i).flags & RECORDED != 0)
+            .count();
+        let mut out = Vec::new();
+        out.try_reserve_exact(recorded)
+            .map_err(|_| super::table::out_of_memory("tombstones"))?;
+        for &idx in idxs {
+            let b = self.table.get(idx);
+            if b.flags & RECORDED != 0 {
                 let source = self.table.cluster_name(b.cluster);
-                StateRecord::tombstone(key(&self.config, source, b.pid))
-            })
-            .collect()
+                out.push(StateRecord::tombstone(key(&self.config, source, b.pid)));
+            }
+        }
+        Ok(out)
+    }
+
+    /// Frees the cluster IDs no binding uses any more: always after an
+    /// expiry pass (which visits every binding anyway), and elsewhere once
+    /// at least half the names are unused, so that replaying tombstones
+    /// stays linear. Only with no binding pending (the callers refuse to
+    /// run otherwise), since pending bindings' savepoints remember names by
+    /// position.
+    fn free_unused_clusters(&mut self, always: bool) {
+        debug_assert_eq!(self.pending(), 0);
+        if always || self.table.worth_compacting() {
+            self.table.compact_clusters();
+        }
     }
 }

@@ -7,7 +7,8 @@
 //! a list of saved states undoes the rest. The mapper refuses the calls
 //! that remove bindings (expiry, records) while a stage is open.
 
-use super::table::{Table, STAGE_SAVED};
+use super::table::{out_of_memory, Table, STAGE_SAVED};
+use crate::error::Result;
 use crate::record::StateRecord;
 
 /// What the table looked like at one point, and how to get back there.
@@ -37,6 +38,13 @@ impl Savepoint {
     /// Cluster names that existed when the savepoint was taken.
     pub(crate) fn clusters_len(&self) -> usize {
         self.clusters_len
+    }
+
+    /// Makes room to save `n` more bindings without allocating.
+    pub(crate) fn reserve(&mut self, n: usize) -> Result<()> {
+        self.touched
+            .try_reserve(n)
+            .map_err(|_| out_of_memory("a savepoint"))
     }
 
     /// Saves the state of the binding at `idx` before a change, if it is
@@ -78,19 +86,33 @@ impl Stage {
     /// Opens a stage at the table's current state. Opened inside a call,
     /// it also takes over what the call changed before its first new
     /// binding, so that an abort undoes the whole call.
-    pub(crate) fn open(table: &mut Table, call: Option<&Savepoint>) -> Stage {
+    /// [`Error::OutOfMemory`](crate::Error::OutOfMemory) if there is no
+    /// room for it, before any change.
+    pub(crate) fn open(table: &mut Table, call: Option<&Savepoint>) -> Result<Stage> {
         let mut undo = Savepoint::default();
         undo.reset(table);
-        for &(idx, last_seen, flags) in call.map_or(&[][..], |c| &c.touched[..]) {
-            undo.touched.push((idx, last_seen, flags));
-            let b = *table.get(idx as usize);
-            table.set_state(idx as usize, b.last_seen, b.flags | STAGE_SAVED);
-        }
-        Stage {
+        let touched = call.map_or(&[][..], |c| &c.touched[..]);
+        // Room for what the call saved so far and for what it reserved.
+        undo.reserve(touched.len() + call.map_or(0, |c| c.touched.capacity()))?;
+        let mut stage = Stage {
             undo,
             records: Vec::new(),
             returned_in: Vec::new(),
+        };
+        stage.reserve(1)?;
+        for &(idx, last_seen, flags) in touched {
+            stage.undo.touched.push((idx, last_seen, flags));
+            let b = *table.get(idx as usize);
+            table.set_state(idx as usize, b.last_seen, b.flags | STAGE_SAVED);
         }
+        Ok(stage)
+    }
+
+    /// Makes room for `n` more pending bindings.
+    pub(crate) fn reserve(&mut self, n: usize) -> Result<()> {
+        let oom = |_| out_of_memory("the pending bindings");
+        self.records.try_reserve(n).map_err(oom)?;
+        self.returned_in.try_reserve(n).map_err(oom)
     }
 
     /// The first pending position.

@@ -2,12 +2,23 @@
 //! indexes by identity (source cluster, incoming PID) and by mapped PID.
 //!
 //! Its invariants are private to this file: each binding's position is in
-//! both indexes exactly once under the hash of its key fields, and each
-//! interned cluster name is in the name index once. Callers get positions
-//! (`usize`), read bindings, and change only the fields that no index
-//! depends on (last-seen time and flags).
+//! both indexes exactly once under the hash of its key fields, each
+//! interned cluster name is in the name index once, and each name counts
+//! the bindings that use it. Callers get positions (`usize`), read
+//! bindings, and change only the fields that no index depends on
+//! (last-seen time and flags).
+//!
+//! Every key that reaches these indexes is chosen by a source cluster, so
+//! the hashes are keyed with a secret per table ([`Keys`]): a source cannot
+//! pick PIDs or cluster IDs that share buckets without knowing it. No
+//! output depends on the keys (storage is a `Vec` in insertion order, and
+//! every list a caller sees is read from it or sorted), only the speed.
+
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use hashbrown::HashTable;
+
+use crate::error::{Error, Result};
 
 /// Flag: a `__mirror_state` record exists for the binding.
 pub(crate) const RECORDED: u8 = 1;
@@ -38,14 +49,104 @@ pub(crate) struct Binding {
     pub(crate) flags: u8,
 }
 
+/// The instance-wide seed that [`seed_hashing`] sets.
+static SEED: AtomicU64 = AtomicU64::new(0);
+/// Tables made so far: each gets its own keys from the seed.
+static TABLES: AtomicU64 = AtomicU64::new(0);
+
+/// Seeds the hash keys of every mapper made or restored after this call.
+///
+/// Natively the keys already come from the operating system's randomness
+/// (as `std`'s `HashMap` does), and the seed is mixed in. A WebAssembly
+/// instance has no randomness of its own: its host passes 64 random bits
+/// here once (`mp_hash_seed` in the broker ABI; the JS package does it from
+/// `Math.random` itself). Without a seed the keys are fixed, and a source
+/// that knows them could slow lookups down (never change a result).
+pub fn seed_hashing(seed: u64) {
+    SEED.store(splitmix(seed ^ 0x6a09_e667_f3bc_c908), Ordering::Relaxed);
+}
+
+/// SplitMix64's finaliser: every input bit reaches every output bit.
+fn splitmix(mut z: u64) -> u64 {
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
+}
+
+/// Randomness from the operating system, where there is one.
+#[cfg(not(target_family = "wasm"))]
+fn os_entropy() -> u64 {
+    use std::hash::BuildHasher;
+    std::collections::hash_map::RandomState::new().hash_one(0x5eed_u64)
+}
+
+#[cfg(target_family = "wasm")]
+fn os_entropy() -> u64 {
+    0
+}
+
+/// The secret keys of one table's hashes (foldhash's construction: the
+/// key is XORed in before a folded multiply by a second key).
+#[derive(Debug, Clone, Copy)]
+struct Keys {
+    identity: (u64, u64),
+    mapped: (u64, u64),
+    name: (u64, u64),
+}
+
+impl Keys {
+    fn fresh() -> Keys {
+        let n = TABLES.fetch_add(1, Ordering::Relaxed);
+        let mut state = SEED.load(Ordering::Relaxed) ^ os_entropy() ^ n.wrapping_mul(K1);
+        let mut next = || {
+            state = state.wrapping_add(K1);
+            splitmix(state)
+        };
+        // The multiplier is odd and has both halves populated, so the
+        // product of a folded multiply never collapses to few bits.
+        let mut pair = || (next(), next() | 1 << 63 | 1);
+        Keys {
+            identity: pair(),
+            mapped: pair(),
+            name: pair(),
+        }
+    }
+}
+
+const K1: u64 = 0x9e37_79b9_7f4a_7c15;
+const K2: u64 = 0xd6e8_feb8_6659_fd93;
+
 /// Bindings and cluster names with their indexes.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub(crate) struct Table {
+    keys: Keys,
     clusters: Vec<String>,
+    /// For each cluster name, how many bindings use it.
+    cluster_refs: Vec<u32>,
+    /// Bytes of all cluster names held (unused ones included).
+    name_bytes: usize,
+    /// Names no binding uses any more, waiting for [`Table::compact_clusters`].
+    unused_clusters: usize,
     cluster_index: HashTable<u32>,
     bindings: Vec<Binding>,
     by_identity: HashTable<u32>,
     by_mapped: HashTable<u32>,
+}
+
+impl Default for Table {
+    fn default() -> Table {
+        Table {
+            keys: Keys::fresh(),
+            clusters: Vec::new(),
+            cluster_refs: Vec::new(),
+            name_bytes: 0,
+            unused_clusters: 0,
+            cluster_index: HashTable::new(),
+            bindings: Vec::new(),
+            by_identity: HashTable::new(),
+            by_mapped: HashTable::new(),
+        }
+    }
 }
 
 /// A folded 64x64->128 multiply: one multiplication, good avalanche.
@@ -54,15 +155,15 @@ fn fold(x: u64, k: u64) -> u64 {
     (p as u64) ^ ((p >> 64) as u64)
 }
 
-fn identity_hash(cluster: u32, pid: i64) -> u64 {
+fn identity_hash(k: &Keys, cluster: u32, pid: i64) -> u64 {
     fold(
-        (pid as u64) ^ u64::from(cluster).rotate_left(40),
-        0x9e37_79b9_7f4a_7c15,
+        (pid as u64) ^ u64::from(cluster).rotate_left(40) ^ k.identity.0,
+        k.identity.1,
     )
 }
 
-fn mapped_hash(mapped: i64) -> u64 {
-    fold(mapped as u64, 0xd6e8_feb8_6659_fd93)
+fn mapped_hash(k: &Keys, mapped: i64) -> u64 {
+    fold(mapped as u64 ^ k.mapped.0, k.mapped.1)
 }
 
 fn read8(b: &[u8]) -> u64 {
@@ -89,19 +190,20 @@ fn read4(b: &[u8]) -> u64 {
 /// usual case) are read as two overlapping words with no copy or loop, as
 /// wyhash does; longer ones fold every 8-byte word, the last one
 /// overlapping the one before.
-fn name_hash(name: &str) -> u64 {
-    const K1: u64 = 0x9e37_79b9_7f4a_7c15;
-    const K2: u64 = 0xd6e8_feb8_6659_fd93;
+fn name_hash(k: &Keys, name: &str) -> u64 {
     let b = name.as_bytes();
     let n = b.len();
-    let seed = (n as u64).wrapping_mul(K1);
+    let seed = (n as u64).wrapping_mul(K1) ^ k.name.0;
     let (lo, hi) = if n > 16 {
         let mut h = seed;
         // Whole words up to the last 8 bytes, then the last 8 bytes: every
         // byte is read (the old loop skipped up to 7 before the tail).
         let body = &b[..n - 8];
         for c in body.chunks(8) {
-            h = fold(h ^ if c.len() == 8 { read8(c) } else { read_tail(c) }, K1);
+            h = fold(
+                h ^ if c.len() == 8 { read8(c) } else { read_tail(c) },
+                k.name.1,
+            );
         }
         (h, read8(&b[n - 8..]))
     } else if n >= 8 {
@@ -116,18 +218,50 @@ fn name_hash(name: &str) -> u64 {
     } else {
         (0, 0)
     };
-    fold(lo ^ K2, hi ^ seed ^ K1)
+    fold(lo ^ K2 ^ k.name.1, hi ^ seed ^ K1)
+}
+
+/// An allocation failure as the error every call returns for it.
+pub(crate) fn out_of_memory(what: &'static str) -> Error {
+    Error::OutOfMemory { what }
 }
 
 impl Table {
-    pub(crate) fn with_capacity(clusters: usize, bindings: usize) -> Table {
-        Table {
-            clusters: Vec::with_capacity(clusters),
-            cluster_index: HashTable::with_capacity(clusters),
-            bindings: Vec::with_capacity(bindings),
-            by_identity: HashTable::with_capacity(bindings),
-            by_mapped: HashTable::with_capacity(bindings),
+    /// A table with room for `clusters` names and `bindings` bindings, or
+    /// [`Error::OutOfMemory`].
+    pub(crate) fn with_capacity(clusters: usize, bindings: usize) -> Result<Table> {
+        let mut t = Table::default();
+        t.reserve(clusters, bindings)?;
+        Ok(t)
+    }
+
+    /// Makes room for `clusters` more names and `bindings` more bindings,
+    /// so that the inserts that follow cannot fail to allocate; the one
+    /// place a table grows. [`Error::OutOfMemory`] if memory ran out.
+    pub(crate) fn reserve(&mut self, clusters: usize, bindings: usize) -> Result<()> {
+        let oom = |_| out_of_memory("the binding table");
+        if clusters > 0 {
+            self.clusters.try_reserve(clusters).map_err(oom)?;
+            self.cluster_refs.try_reserve(clusters).map_err(oom)?;
+            let (k, names) = (&self.keys, &self.clusters);
+            self.cluster_index
+                .try_reserve(clusters, |&i| name_hash(k, &names[i as usize]))
+                .map_err(|_| out_of_memory("the binding table"))?;
         }
+        if bindings > 0 {
+            self.bindings.try_reserve(bindings).map_err(oom)?;
+            let (k, all) = (&self.keys, &self.bindings);
+            self.by_identity
+                .try_reserve(bindings, |&i| {
+                    let b = &all[i as usize];
+                    identity_hash(k, b.cluster, b.pid)
+                })
+                .map_err(|_| out_of_memory("the binding table"))?;
+            self.by_mapped
+                .try_reserve(bindings, |&i| mapped_hash(k, all[i as usize].mapped))
+                .map_err(|_| out_of_memory("the binding table"))?;
+        }
+        Ok(())
     }
 
     /// Heap bytes held (bindings, indexes, cluster names).
@@ -137,14 +271,39 @@ impl Table {
             + self.by_mapped.allocation_size()
             + self.cluster_index.allocation_size()
             + self.clusters.capacity() * std::mem::size_of::<String>()
+            + self.cluster_refs.capacity() * std::mem::size_of::<u32>()
             + self.clusters.iter().map(String::capacity).sum::<usize>()
     }
 
     // ---- cluster names ----
 
-    /// Interned cluster names, by index.
+    /// Interned cluster names, by index (names no binding uses included
+    /// until [`Table::compact_clusters`]).
     pub(crate) fn clusters(&self) -> &[String] {
         &self.clusters
+    }
+
+    /// Whether any binding uses the name at `cluster`.
+    pub(crate) fn cluster_used(&self, cluster: u32) -> bool {
+        self.cluster_refs[cluster as usize] > 0
+    }
+
+    /// Names bound by at least one binding, and their bytes.
+    pub(crate) fn live_clusters(&self) -> (usize, usize) {
+        let unused_bytes: usize = if self.unused_clusters == 0 {
+            0
+        } else {
+            self.clusters
+                .iter()
+                .zip(&self.cluster_refs)
+                .filter(|(_, &r)| r == 0)
+                .map(|(n, _)| n.len())
+                .sum()
+        };
+        (
+            self.clusters.len() - self.unused_clusters,
+            self.name_bytes - unused_bytes,
+        )
     }
 
     pub(crate) fn cluster_name(&self, cluster: u32) -> &str {
@@ -154,31 +313,102 @@ impl Table {
     #[inline]
     pub(crate) fn find_cluster(&self, name: &str) -> Option<u32> {
         self.cluster_index
-            .find(name_hash(name), |&i| self.clusters[i as usize] == name)
+            .find(name_hash(&self.keys, name), |&i| {
+                self.clusters[i as usize] == name
+            })
             .copied()
     }
 
+    /// The index of `name`, interning it (with no binding yet) if new. The
+    /// caller has made room with [`Table::reserve`].
     pub(crate) fn intern(&mut self, name: &str) -> u32 {
         if let Some(i) = self.find_cluster(name) {
             return i;
         }
         let idx = self.clusters.len() as u32;
         self.clusters.push(name.to_owned());
-        let clusters = &self.clusters;
+        self.cluster_refs.push(0);
+        self.unused_clusters += 1;
+        self.name_bytes += name.len();
+        let (k, clusters) = (&self.keys, &self.clusters);
         self.cluster_index
-            .insert_unique(name_hash(name), idx, |&i| name_hash(&clusters[i as usize]));
+            .insert_unique(name_hash(k, name), idx, |&i| {
+                name_hash(k, &clusters[i as usize])
+            });
         idx
     }
 
-    /// Forgets the names interned after the first `len`.
+    /// Forgets the names interned after the first `len` (no binding uses
+    /// them any more: a rollback removed those bindings first).
     pub(crate) fn truncate_clusters(&mut self, len: usize) {
         while self.clusters.len() > len {
             let idx = self.clusters.len() - 1;
-            let h = name_hash(&self.clusters[idx]);
+            debug_assert_eq!(self.cluster_refs[idx], 0);
+            let h = name_hash(&self.keys, &self.clusters[idx]);
             if let Ok(entry) = self.cluster_index.find_entry(h, |&i| i as usize == idx) {
                 entry.remove();
             }
+            self.unused_clusters -= 1;
+            self.name_bytes -= self.clusters[idx].len();
             self.clusters.pop();
+            self.cluster_refs.pop();
+        }
+    }
+
+    /// Whether enough names are unused that [`Table::compact_clusters`]
+    /// pays for its pass over the bindings (at least half of them).
+    pub(crate) fn worth_compacting(&self) -> bool {
+        self.unused_clusters > 0 && self.unused_clusters * 2 >= self.clusters.len()
+    }
+
+    /// Frees every name no binding uses: the remaining names keep their
+    /// order, bindings are renumbered, and the indexes rebuilt. Only when no
+    /// savepoint is open (it would remember positions). Costs one pass over
+    /// the bindings.
+    pub(crate) fn compact_clusters(&mut self) {
+        if self.unused_clusters == 0 {
+            return;
+        }
+        let mut renumber = vec![u32::MAX; self.clusters.len()];
+        let mut kept = 0u32;
+        for (i, &refs) in self.cluster_refs.iter().enumerate() {
+            if refs > 0 {
+                renumber[i] = kept;
+                kept += 1;
+            }
+        }
+        let names = std::mem::take(&mut self.clusters);
+        let refs = std::mem::take(&mut self.cluster_refs);
+        for (name, r) in names.into_iter().zip(refs) {
+            if r > 0 {
+                self.clusters.push(name);
+                self.cluster_refs.push(r);
+            }
+        }
+        self.clusters.shrink_to_fit();
+        self.cluster_refs.shrink_to_fit();
+        self.name_bytes = self.clusters.iter().map(String::len).sum();
+        self.unused_clusters = 0;
+        for b in &mut self.bindings {
+            b.cluster = renumber[b.cluster as usize];
+        }
+        let k = self.keys;
+        self.cluster_index.clear();
+        for (i, name) in self.clusters.iter().enumerate() {
+            let clusters = &self.clusters;
+            self.cluster_index
+                .insert_unique(name_hash(&k, name), i as u32, |&j| {
+                    name_hash(&k, &clusters[j as usize])
+                });
+        }
+        self.by_identity.clear();
+        for (i, b) in self.bindings.iter().enumerate() {
+            let all = &self.bindings;
+            self.by_identity
+                .insert_unique(identity_hash(&k, b.cluster, b.pid), i as u32, |&j| {
+                    let b = &all[j as usize];
+                    identity_hash(&k, b.cluster, b.pid)
+                });
         }
     }
 
@@ -206,7 +436,7 @@ impl Table {
     #[inline]
     pub(crate) fn find_identity(&self, cluster: u32, pid: i64) -> Option<usize> {
         self.by_identity
-            .find(identity_hash(cluster, pid), |&i| {
+            .find(identity_hash(&self.keys, cluster, pid), |&i| {
                 let b = &self.bindings[i as usize];
                 b.cluster == cluster && b.pid == pid
             })
@@ -216,42 +446,49 @@ impl Table {
     /// Positions of the bindings holding `mapped`, in no particular order.
     pub(crate) fn holders_of(&self, mapped: i64) -> impl Iterator<Item = usize> + '_ {
         self.by_mapped
-            .iter_hash(mapped_hash(mapped))
+            .iter_hash(mapped_hash(&self.keys, mapped))
             .map(|&i| i as usize)
             .filter(move |&i| self.bindings[i].mapped == mapped)
     }
 
-    /// Appends a binding; returns its position.
+    /// Appends a binding; returns its position. The caller has made room
+    /// with [`Table::reserve`] (otherwise a full table grows infallibly).
     pub(crate) fn insert(&mut self, b: Binding) -> usize {
         let idx = self.bindings.len();
         self.bindings.push(b);
-        let bindings = &self.bindings;
+        let refs = &mut self.cluster_refs[b.cluster as usize];
+        if *refs == 0 {
+            self.unused_clusters -= 1;
+        }
+        *refs += 1;
+        let (k, bindings) = (&self.keys, &self.bindings);
         self.by_identity
-            .insert_unique(identity_hash(b.cluster, b.pid), idx as u32, |&i| {
+            .insert_unique(identity_hash(k, b.cluster, b.pid), idx as u32, |&i| {
                 let b = &bindings[i as usize];
-                identity_hash(b.cluster, b.pid)
+                identity_hash(k, b.cluster, b.pid)
             });
         self.by_mapped
-            .insert_unique(mapped_hash(b.mapped), idx as u32, |&i| {
-                mapped_hash(bindings[i as usize].mapped)
+            .insert_unique(mapped_hash(k, b.mapped), idx as u32, |&i| {
+                mapped_hash(k, bindings[i as usize].mapped)
             });
         idx
     }
 
     /// Removes the binding at `idx`; the last binding moves into its place.
     pub(crate) fn remove_at(&mut self, idx: usize) -> Binding {
+        let k = self.keys;
         let b = self.bindings[idx];
         let last = self.bindings.len() - 1;
         let pos = idx as u32;
         if let Ok(e) = self
             .by_identity
-            .find_entry(identity_hash(b.cluster, b.pid), |&i| i == pos)
+            .find_entry(identity_hash(&k, b.cluster, b.pid), |&i| i == pos)
         {
             e.remove();
         }
         if let Ok(e) = self
             .by_mapped
-            .find_entry(mapped_hash(b.mapped), |&i| i == pos)
+            .find_entry(mapped_hash(&k, b.mapped), |&i| i == pos)
         {
             e.remove();
         }
@@ -260,16 +497,21 @@ impl Table {
             let from = last as u32;
             if let Some(slot) = self
                 .by_identity
-                .find_mut(identity_hash(moved.cluster, moved.pid), |&i| i == from)
+                .find_mut(identity_hash(&k, moved.cluster, moved.pid), |&i| i == from)
             {
                 *slot = pos;
             }
             if let Some(slot) = self
                 .by_mapped
-                .find_mut(mapped_hash(moved.mapped), |&i| i == from)
+                .find_mut(mapped_hash(&k, moved.mapped), |&i| i == from)
             {
                 *slot = pos;
             }
+        }
+        let refs = &mut self.cluster_refs[b.cluster as usize];
+        *refs -= 1;
+        if *refs == 0 {
+            self.unused_clusters += 1;
         }
         self.bindings.swap_remove(idx)
     }
@@ -284,18 +526,19 @@ impl Table {
 
 #[cfg(test)]
 mod tests {
-    use super::name_hash;
+    use super::{name_hash, Keys};
 
     #[test]
     fn the_name_hash_reads_every_byte() {
         // Names longer than 16 bytes that differ in one byte anywhere.
         for n in 17..64 {
             let base = vec![b'x'; n];
-            let h = name_hash(std::str::from_utf8(&base).unwrap());
+            let k = Keys::fresh();
+            let h = name_hash(&k, std::str::from_utf8(&base).unwrap());
             for i in 0..n {
                 let mut other = base.clone();
                 other[i] = b'y';
-                let o = name_hash(std::str::from_utf8(&other).unwrap());
+                let o = name_hash(&k, std::str::from_utf8(&other).unwrap());
                 assert_ne!(h, o, "length {n}: byte {i} is not read");
             }
         }
