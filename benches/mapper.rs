@@ -1,5 +1,6 @@
 //! Mapper benchmarks (the targets in docs/PERFORMANCE.md): map() of a bound identity, restore and
-//! replay of 1 M bindings, and memory per bound producer.
+//! replay of 1 M bindings, memory per bound producer, and how map and
+//! rewrite scale from 1k to 10M bound producers.
 //!
 //! cargo bench --bench mapper
 
@@ -43,6 +44,18 @@ fn bench_map(c: &mut Criterion) {
             }
         })
     });
+    // A host maps one source's PIDs together (a fetch comes from one
+    // source): the last source's cluster index is remembered.
+    g.bench_function("bound identity x1000, one source at a time", |b| {
+        b.iter(|| {
+            for s in 0..4i64 {
+                let source = ["east-1", "west-2", "eu-3", "ap-4"][s as usize];
+                for i in 0..250i64 {
+                    black_box(m.map(black_box(source), black_box(i), 2).unwrap().mapped);
+                }
+            }
+        })
+    });
     g.finish();
 }
 
@@ -79,5 +92,75 @@ fn bench_million(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, bench_map, bench_million);
+/// How cost grows with the work: `map` of a bound identity and a
+/// 1000-batch rewrite with 1k to 10M bound producers (one source), and
+/// the memory per producer at each.
+fn bench_scale(c: &mut Criterion) {
+    let mut g = c.benchmark_group("scale");
+    g.sample_size(10).measurement_time(Duration::from_secs(3));
+    g.throughput(Throughput::Elements(1_000));
+    for n in [1_000i64, 100_000, 1_000_000, 10_000_000] {
+        let topic: TopicId = "bxw7Kp1OS3-KHC0-T1prfA".parse().unwrap();
+        let mut m = Mapper::new(MapperConfig {
+            max_bindings: n as u64,
+            ..MapperConfig::new(topic, 0)
+        })
+        .unwrap();
+        for pid in 0..n {
+            m.map("east-1", pid, 1).unwrap();
+            if pid % 100_000 == 99_999 {
+                m.confirm();
+            }
+        }
+        m.confirm();
+        println!(
+            "scale: {n} bound producers use {} bytes = {:.1} bytes per producer",
+            m.memory_bytes(),
+            m.memory_bytes() as f64 / n as f64
+        );
+        // 1000 identities spread over the whole table (cache misses grow
+        // with it, as in a real partition).
+        let step = n / 1_000;
+        g.bench_function(format!("map bound x1000, {n} bound"), |b| {
+            b.iter(|| {
+                for i in 0..1_000 {
+                    black_box(m.map("east-1", i * step, 2).unwrap().mapped);
+                }
+            })
+        });
+        let original: Vec<u8> = (0..1_000)
+            .flat_map(|i| {
+                mirrorpid::batch::BatchBuilder {
+                    producer_id: i * step,
+                    producer_epoch: 0,
+                    base_sequence: 0,
+                    ..mirrorpid::batch::BatchBuilder::default()
+                }
+                .encode()
+            })
+            .collect();
+        let mut out = mirrorpid::RewriteResult::default();
+        g.bench_function(format!("rewrite 1000 batches, {n} bound"), |b| {
+            b.iter_batched_ref(
+                || original.clone(),
+                |buf| {
+                    m.rewrite_into(
+                        "east-1",
+                        buf,
+                        3,
+                        mirrorpid::RewriteOptions::default(),
+                        &mut out,
+                        |_| Ok(()),
+                    )
+                    .unwrap();
+                    black_box(out.consumed)
+                },
+                BatchSize::SmallInput,
+            )
+        });
+    }
+    g.finish();
+}
+
+criterion_group!(benches, bench_map, bench_million, bench_scale);
 criterion_main!(benches);

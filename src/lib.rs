@@ -44,6 +44,8 @@ pub mod crc;
 pub mod error;
 pub mod json;
 pub mod mapper;
+#[cfg(feature = "peer")]
+pub mod peer;
 pub mod pid;
 pub mod record;
 pub mod rewrite;

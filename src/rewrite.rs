@@ -66,12 +66,15 @@ pub struct RewriteResult {
     pub legacy_entries: usize,
 }
 
-struct Plan {
-    offset: usize,
-    pid: i64,
-    transactional: bool,
-    control: Option<ControlType>,
-    base_offset: i64,
+impl RewriteResult {
+    /// Empties it, keeping its buffers' capacity.
+    fn clear(&mut self) {
+        self.consumed = 0;
+        self.records.clear();
+        self.snapshot_required = false;
+        self.batches.clear();
+        self.legacy_entries = 0;
+    }
 }
 
 impl Mapper {
@@ -86,122 +89,138 @@ impl Mapper {
         now_ms: i64,
         options: RewriteOptions,
     ) -> Result<RewriteResult> {
-        self.rewrite_then(source_cluster_id, buf, now_ms, options, |_| Ok(()))
+        let mut out = RewriteResult::default();
+        self.rewrite_into(
+            source_cluster_id,
+            buf,
+            now_ms,
+            options,
+            &mut out,
+            |_| Ok(()),
+        )?;
+        Ok(out)
     }
 
-    /// [`Mapper::rewrite`], running `then` on the result before the call
+    /// [`Mapper::rewrite`] into `out`, whose buffers are reused (a host
+    /// that keeps one `RewriteResult` allocates nothing per call once every
+    /// producer is bound), running `then` on the result before the call
     /// takes effect: if `then` fails, the rewrite fails with its error and
     /// changes nothing. The broker module writes its output there, so that
-    /// running out of memory for it undoes the call.
-    pub fn rewrite_then(
+    /// running out of memory for it undoes the call. On error `out` holds
+    /// nothing of use.
+    ///
+    /// One pass: each batch is checked and mapped as the walker reaches it
+    /// (a later bad batch undoes the mapping of earlier ones); the bytes
+    /// are written only once the whole buffer has passed.
+    pub fn rewrite_into(
         &mut self,
         source_cluster_id: &str,
         buf: &mut [u8],
         now_ms: i64,
         options: RewriteOptions,
+        out: &mut RewriteResult,
         then: impl FnOnce(&RewriteResult) -> Result<()>,
-    ) -> Result<RewriteResult> {
+    ) -> Result<()> {
         let source = SourceCluster::new(source_cluster_id)?;
-        let (plans, consumed, legacy_entries) = scan(buf, options)?;
-        let result = self.atomically(|m| {
-            let outcomes = m.map_plans(source, &plans, now_ms)?;
-            let oom = |_| crate::mapper::table::out_of_memory("a rewrite's results");
-            let mut result = RewriteResult {
-                consumed,
-                legacy_entries,
-                ..RewriteResult::default()
-            };
-            result.batches.try_reserve_exact(plans.len()).map_err(oom)?;
-            let new = outcomes.iter().filter(|o| o.record.is_some()).count();
-            result.records.try_reserve_exact(new).map_err(oom)?;
-            for (plan, outcome) in plans.iter().zip(outcomes) {
-                result.snapshot_required |= outcome.snapshot_required;
-                result.records.extend(outcome.record.map(|r| *r));
-                result.batches.push(BatchOutcome {
-                    offset: plan.offset,
-                    base_offset: plan.base_offset,
-                    original_pid: plan.pid,
-                    mapped_pid: outcome.mapped,
-                    salt: outcome.salt,
-                    transactional: plan.transactional,
-                    control: plan.control,
-                });
-            }
-            then(&result)?;
-            Ok(result)
+        out.clear();
+        self.atomically(|m| {
+            m.map_batches(source, buf, now_ms, options, out)?;
+            then(out)
         })?;
         // The bytes last, once nothing can fail.
-        for (plan, outcome) in plans.iter().zip(&result.batches) {
-            if outcome.mapped_pid != plan.pid {
-                BatchMut::at(buf, plan.offset).set_producer_id(outcome.mapped_pid);
+        for b in &out.batches {
+            if b.mapped_pid != b.original_pid {
+                BatchMut::at(buf, b.offset).set_producer_id(b.mapped_pid);
             }
         }
-        Ok(result)
+        Ok(())
     }
 
-    fn map_plans(
+    /// Walks `buf`, mapping each v2 batch's producer and recording its
+    /// outcome in `out`; writes nothing to `buf`.
+    fn map_batches(
         &mut self,
         source: SourceCluster<'_>,
-        plans: &[Plan],
+        buf: &[u8],
         now_ms: i64,
-    ) -> Result<Vec<crate::mapper::MapOutcome>> {
-        // Room for every save this call can make (one per batch at most)
-        // and for its results, so that no step below fails to allocate.
+        options: RewriteOptions,
+        out: &mut RewriteResult,
+    ) -> Result<()> {
         let oom = |_| crate::mapper::table::out_of_memory("a rewrite's results");
-        let mut outcomes = Vec::new();
-        outcomes.try_reserve_exact(plans.len()).map_err(oom)?;
-        self.reserve_saves(plans.len())?;
-        for plan in plans {
-            let (outcome, idx) = self.map_indexed(source, plan.pid, now_ms)?;
-            if let Some(idx) = idx {
-                match plan.control {
-                    Some(c) if c.ends_transaction() => self.set_transaction(idx, false),
-                    Some(_) => {}
-                    None if plan.transactional => self.set_transaction(idx, true),
-                    None => {}
+        let mut walker = if options.complete {
+            Batches::complete(buf)
+        } else {
+            Batches::new(buf)
+        };
+        // The source's cluster index, looked up once per call, not per batch.
+        let mut cluster = self.table.find_cluster(source.as_str());
+        for entry in walker.by_ref() {
+            let (offset, batch) = match entry? {
+                Entry::Legacy { .. } => {
+                    out.legacy_entries += 1;
+                    continue;
+                }
+                Entry::Batch { offset, batch } => (offset, batch),
+            };
+            if options.strict_crc {
+                let computed = batch.computed_crc();
+                if batch.crc() != computed {
+                    return Err(crate::Error::CrcMismatch {
+                        offset,
+                        stored: batch.crc(),
+                        computed,
+                    });
                 }
             }
-            outcomes.push(outcome);
-        }
-        Ok(outcomes)
-    }
-}
-
-/// Checks the whole buffer and lists its v2 batches; changes nothing.
-fn scan(buf: &[u8], options: RewriteOptions) -> Result<(Vec<Plan>, usize, usize)> {
-    let mut walker = if options.complete {
-        Batches::complete(buf)
-    } else {
-        Batches::new(buf)
-    };
-    let mut plans = Vec::new();
-    let mut legacy = 0;
-    for entry in walker.by_ref() {
-        match entry? {
-            Entry::Legacy { .. } => legacy += 1,
-            Entry::Batch { offset, batch } => {
-                if options.strict_crc {
-                    let computed = batch.computed_crc();
-                    if batch.crc() != computed {
-                        return Err(crate::Error::CrcMismatch {
-                            offset,
-                            stored: batch.crc(),
-                            computed,
-                        });
+            let control = batch.control_type(offset)?;
+            let pid = batch.producer_id();
+            // Room for this batch's outcome, its save and its record
+            // first, so that nothing below fails to allocate.
+            out.batches.try_reserve(1).map_err(oom)?;
+            self.reserve_saves(1)?;
+            let bound = match cluster {
+                Some(c) if pid >= 0 => self.table.find_identity(c, pid),
+                _ => None,
+            };
+            let txn = match control {
+                Some(c) if c.ends_transaction() => Some(false),
+                Some(_) => None,
+                None if batch.is_transactional() => Some(true),
+                None => None,
+            };
+            let outcome = match bound {
+                // Bound: last-seen time and transaction state in one write.
+                Some(idx) => {
+                    self.touch(idx, now_ms, txn);
+                    self.describe(idx, pid)
+                }
+                None => {
+                    let (outcome, idx) = self.map_indexed(source, pid, now_ms)?;
+                    if cluster.is_none() {
+                        cluster = self.table.find_cluster(source.as_str());
                     }
+                    if let Some(idx) = idx {
+                        self.touch(idx, now_ms, txn);
+                    }
+                    outcome
                 }
-                plans
-                    .try_reserve(1)
-                    .map_err(|_| crate::mapper::table::out_of_memory("a rewrite's plan"))?;
-                plans.push(Plan {
-                    offset,
-                    pid: batch.producer_id(),
-                    transactional: batch.is_transactional(),
-                    control: batch.control_type(offset)?,
-                    base_offset: batch.base_offset(),
-                });
+            };
+            out.snapshot_required |= outcome.snapshot_required;
+            if let Some(record) = outcome.record {
+                out.records.try_reserve(1).map_err(oom)?;
+                out.records.push(*record);
             }
+            out.batches.push(BatchOutcome {
+                offset,
+                base_offset: batch.base_offset(),
+                original_pid: pid,
+                mapped_pid: outcome.mapped,
+                salt: outcome.salt,
+                transactional: batch.is_transactional(),
+                control,
+            });
         }
+        out.consumed = walker.consumed();
+        Ok(())
     }
-    Ok((plans, walker.consumed(), legacy))
 }

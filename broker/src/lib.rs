@@ -36,12 +36,15 @@ use std::cell::RefCell;
 use std::collections::BTreeMap;
 
 use mirrorpid::abi::{self, ABI_VERSION, FLAG_COMPLETE, FLAG_STRICT_CRC};
-use mirrorpid::{Code, Error, Mapper, MapperConfig, RewriteOptions, StateRecord};
+use mirrorpid::{Code, Error, Mapper, MapperConfig, RewriteOptions, RewriteResult, StateRecord};
 
 struct Slot {
     mapper: Mapper,
     output: Vec<u8>,
     snapshot_required: bool,
+    /// Reused by every `mp_rewrite`, so that a call on bound producers
+    /// allocates nothing.
+    result: RewriteResult,
 }
 
 #[derive(Default)]
@@ -50,6 +53,9 @@ struct State {
     mappers: BTreeMap<i32, Slot>,
     next_handle: i32,
     last_error: String,
+    /// The source cluster ID of the `mp_rewrite` under way, in a buffer
+    /// kept between calls (no allocation per call).
+    scratch: String,
 }
 
 thread_local! {
@@ -127,6 +133,7 @@ impl State {
             mapper,
             output: Vec::new(),
             snapshot_required: false,
+            result: RewriteResult::default(),
         };
         self.mappers.insert(self.next_handle, slot);
         Ok(self.next_handle)
@@ -333,11 +340,13 @@ pub extern "C" fn mp_rewrite(
             strict_crc: flags & FLAG_STRICT_CRC != 0,
             complete: flags & FLAG_COMPLETE != 0,
         };
-        let source = s.text(
-            address(src_ptr),
-            size(src_len, "length")?,
-            "source cluster ID",
-        )?;
+        let mut source = std::mem::take(&mut s.scratch);
+        source.clear();
+        let raw = s.bytes(address(src_ptr), size(src_len, "length")?)?;
+        source.push_str(
+            std::str::from_utf8(raw)
+                .map_err(|_| fail(Code::BadArgument, "source cluster ID is not UTF-8"))?,
+        );
         let (ptr, len) = (address(buf_ptr), size(buf_len, "length")?);
         s.slot(handle)?;
         let start = if len == 0 {
@@ -363,13 +372,15 @@ pub extern "C" fn mp_rewrite(
         // three copies of the source's ID); a batch takes 61 bytes or more.
         headroom((len / 61 + 1).saturating_mul(320 + 3 * source.len()))?;
         let output = &mut slot.output;
-        let result = slot
-            .mapper
-            .rewrite_then(&source, buf, now_ms, options, |r| {
+        let result = &mut slot.result;
+        slot.mapper
+            .rewrite_into(&source, buf, now_ms, options, result, |r| {
                 encode_records(&r.records, output)
             })?;
         slot.snapshot_required = result.snapshot_required;
-        count(result.consumed)
+        let consumed = count(result.consumed);
+        s.scratch = source;
+        consumed
     })
 }
 
@@ -509,4 +520,37 @@ pub extern "C" fn mp_last_error_ptr() -> i32 {
 #[no_mangle]
 pub extern "C" fn mp_last_error_len() -> i32 {
     STATE.with(|s| s.borrow().last_error.len() as i32)
+}
+
+/// Bench-only (feature `peer`): the naive peer of `mp_rewrite` on the same
+/// arguments (`mirrorpid::peer`); returns the batches rewritten.
+#[cfg(feature = "peer")]
+#[no_mangle]
+pub extern "C" fn mp_rewrite_naive(
+    handle: i32,
+    src_ptr: i32,
+    src_len: i32,
+    buf_ptr: i32,
+    buf_len: i32,
+    now_ms: i64,
+) -> i32 {
+    call(|s| {
+        let source = s.text(address(src_ptr), size(src_len, "length")?, "source")?;
+        let (ptr, len) = (address(buf_ptr), size(buf_len, "length")?);
+        let start = s.locate(ptr, len)?;
+        let State {
+            allocs, mappers, ..
+        } = s;
+        let slot = mappers.get_mut(&handle).ok_or_else(|| bad_handle(handle))?;
+        let block = allocs
+            .get_mut(&start)
+            .ok_or_else(|| bad_pointer(ptr, len))?;
+        let buf = &mut block[ptr - start..ptr - start + len];
+        count(mirrorpid::peer::rewrite_naive(
+            &mut slot.mapper,
+            &source,
+            buf,
+            now_ms,
+        )?)
+    })
 }

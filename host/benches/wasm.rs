@@ -18,6 +18,9 @@ use mirrorpid_host::{default_module_path, BrokerModule};
 #[path = "../../benches/common/adversary.rs"]
 mod adversary;
 use adversary::Identities;
+#[path = "../../benches/common/batches.rs"]
+mod batches;
+use batches::{fetch as fetch_of, single, SIZES};
 
 const CONFIG: &str = r#"{"topicId":"bxw7Kp1OS3-KHC0-T1prfA","partition":0}"#;
 const BATCHES: usize = 1000;
@@ -127,5 +130,104 @@ fn bench_adversary(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, bench, bench_adversary);
+/// The bench-only module with the naive peer (`scripts/bench.sh` builds
+/// it), or `$MIRRORPID_PEER_WASM`.
+fn peer_module() -> Option<BrokerModule> {
+    let path = std::env::var_os("MIRRORPID_PEER_WASM")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| {
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("../dist/bench/mirrorpid_broker_peer.wasm")
+        });
+    match BrokerModule::load(&path) {
+        Ok(m) => Some(m),
+        Err(e) => {
+            eprintln!("skipping the peer comparison ({e:#}): run scripts/bench.sh");
+            None
+        }
+    }
+}
+
+/// mirrorpid beside the naive peer in wasmtime (`mp_rewrite` and
+/// `mp_rewrite_naive` of one instance) and natively (`rewrite_into`), in
+/// one run: the single batches and fetches of `benches/peer.rs`.
+fn bench_peer(c: &mut Criterion) {
+    let Some(mut module) = peer_module() else {
+        return;
+    };
+    type Naive = wasmtime::TypedFunc<(i32, i32, i32, i32, i32, i64), i32>;
+    let naive: Naive = module.typed_func("mp_rewrite_naive").unwrap();
+    let src = module.put(b"A").unwrap();
+    let cases: Vec<(&str, String, Vec<u8>, u64)> = SIZES
+        .iter()
+        .map(|&(name, size)| ("single batch", name.to_owned(), single(size), 1))
+        .chain(
+            [1u64, 10, 100, 1000]
+                .iter()
+                .map(|&n| ("fetch", format!("{n} batches"), fetch_of(n as usize), n)),
+        )
+        .collect();
+    for group in ["single batch", "fetch"] {
+        let mut g = c.benchmark_group(format!("{group} (wasmtime)"));
+        for (_, name, original, n) in cases.iter().filter(|c| c.0 == group) {
+            g.throughput(Throughput::Elements(*n));
+            let at = batches::offsets(original);
+            let h = module.mapper_new(CONFIG).unwrap();
+            module.rewrite(h, "A", &mut original.clone(), 0, 0).unwrap();
+            module.confirm(h).unwrap();
+            let input = module.put(original).unwrap();
+            // The header bytes a rewrite changes, put back from the host
+            // side (12 bytes per batch).
+            let restore = |m: &mut BrokerModule| {
+                for &o in &at {
+                    m.write(input.0 + o as i32 + 17, &original[o + 17..o + 21])
+                        .unwrap();
+                    m.write(input.0 + o as i32 + 43, &original[o + 43..o + 51])
+                        .unwrap();
+                }
+            };
+            g.bench_function(format!("mirrorpid wasm {name}"), |b| {
+                b.iter(|| {
+                    restore(&mut module);
+                    black_box(module.rewrite_in_place(h, src, input, 1, 0).unwrap())
+                })
+            });
+            g.bench_function(format!("naive wasm {name}"), |b| {
+                b.iter(|| {
+                    restore(&mut module);
+                    let args = (h, src.0, src.1, input.0, input.1, 1i64);
+                    black_box(module.call_typed(&naive, args).unwrap())
+                })
+            });
+            let mut native = Mapper::new(MapperConfig::from_json(CONFIG).unwrap()).unwrap();
+            native
+                .rewrite("A", &mut original.clone(), 0, RewriteOptions::default())
+                .unwrap();
+            native.confirm();
+            let mut buf = original.clone();
+            let mut out = mirrorpid::RewriteResult::default();
+            g.bench_function(format!("mirrorpid native {name}"), |b| {
+                b.iter(|| {
+                    batches::restore_headers(&mut buf, original, &at);
+                    native
+                        .rewrite_into(
+                            "A",
+                            &mut buf,
+                            1,
+                            RewriteOptions::default(),
+                            &mut out,
+                            |_| Ok(()),
+                        )
+                        .unwrap();
+                    black_box(out.consumed)
+                })
+            });
+            module.free(input.0).unwrap();
+            module.mapper_free(h).unwrap();
+        }
+        g.finish();
+    }
+}
+
+criterion_group!(benches, bench, bench_adversary, bench_peer);
 criterion_main!(benches);

@@ -237,6 +237,24 @@ impl BrokerModule {
         out[0].i32().context("export returned no i32")
     }
 
+    /// An export as a typed function, for calls in a loop (benchmarks)
+    /// without the lookup by name that [`BrokerModule::call_raw`] makes.
+    pub fn typed_func<P: wasmtime::WasmParams, R: wasmtime::WasmResults>(
+        &mut self,
+        name: &str,
+    ) -> wasmtime::Result<TypedFunc<P, R>> {
+        self.instance.get_typed_func(&mut self.store, name)
+    }
+
+    /// Calls a function from [`BrokerModule::typed_func`].
+    pub fn call_typed<P: wasmtime::WasmParams, R: wasmtime::WasmResults>(
+        &mut self,
+        f: &TypedFunc<P, R>,
+        args: P,
+    ) -> wasmtime::Result<R> {
+        f.call(&mut self.store, args)
+    }
+
     /// `mp_abi_version`.
     pub fn abi_version(&mut self) -> i32 {
         self.abi_version.call(&mut self.store, ()).unwrap_or(-1)

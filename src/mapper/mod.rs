@@ -201,9 +201,16 @@ impl Mapper {
     /// Touches the bound identity at `idx` and describes it; a pending
     /// binding's record comes back once per call.
     #[inline]
-    fn bound_outcome(&mut self, idx: usize, pid: i64, now_ms: i64) -> MapOutcome {
+    pub(crate) fn bound_outcome(&mut self, idx: usize, pid: i64, now_ms: i64) -> MapOutcome {
+        self.touch(idx, now_ms, None);
+        self.describe(idx, pid)
+    }
+
+    /// Describes the bound identity at `idx` (touched already); a pending
+    /// binding's record comes back once per call.
+    #[inline]
+    pub(crate) fn describe(&mut self, idx: usize, pid: i64) -> MapOutcome {
         let b = *self.table.get(idx);
-        self.set_state(idx, b.last_seen.max(table::seen_at(now_ms)), b.flags);
         let mut outcome = MapOutcome {
             pid,
             mapped: b.mapped,
@@ -407,16 +414,22 @@ impl Mapper {
         }
     }
 
-    /// Marks the binding at `idx` as having an open transaction or not
-    /// (fed by the batch path).
-    pub(crate) fn set_transaction(&mut self, idx: usize, open: bool) {
+    /// Records that the binding at `idx` was seen at `now_ms` and, when
+    /// `txn` says so, that its transaction is open or ended: one saved state
+    /// and one write, and none when nothing changes (the batch path's
+    /// common case within one call).
+    #[inline]
+    pub(crate) fn touch(&mut self, idx: usize, now_ms: i64, txn: Option<bool>) {
         let b = *self.table.get(idx);
-        let flags = if open {
-            b.flags | TXN_OPEN
-        } else {
-            b.flags & !TXN_OPEN
+        let last_seen = b.last_seen.max(table::seen_at(now_ms));
+        let flags = match txn {
+            Some(true) => b.flags | TXN_OPEN,
+            Some(false) => b.flags & !TXN_OPEN,
+            None => b.flags,
         };
-        self.set_state(idx, b.last_seen, flags);
+        if last_seen != b.last_seen || flags != b.flags {
+            self.set_state(idx, last_seen, flags);
+        }
     }
 
     /// Changes a binding's state, saving the old one for the call under way

@@ -128,6 +128,11 @@ pub(crate) struct Table {
     /// Names no binding uses any more, waiting for [`Table::compact_clusters`].
     unused_clusters: usize,
     cluster_index: HashTable<u32>,
+    /// The index the last successful [`Table::find_cluster`] returned: a
+    /// caller mapping many PIDs of one source finds it with one string
+    /// comparison instead of a hash and a probe. Always checked against the
+    /// name, so it is never wrong, only sometimes useless.
+    recent: std::cell::Cell<u32>,
     bindings: Vec<Binding>,
     by_identity: HashTable<u32>,
     by_mapped: HashTable<u32>,
@@ -142,6 +147,7 @@ impl Default for Table {
             name_bytes: 0,
             unused_clusters: 0,
             cluster_index: HashTable::new(),
+            recent: std::cell::Cell::new(u32::MAX),
             bindings: Vec::new(),
             by_identity: HashTable::new(),
             by_mapped: HashTable::new(),
@@ -224,6 +230,23 @@ fn name_hash(k: &Keys, name: &str) -> u64 {
 /// An allocation failure as the error every call returns for it.
 pub(crate) fn out_of_memory(what: &'static str) -> Error {
     Error::OutOfMemory { what }
+}
+
+/// Whether two cluster IDs are equal: names up to 16 bytes (the usual
+/// case) as two overlapping word comparisons, inline; longer ones by
+/// `memcmp`, whose call costs more than the comparison of a short name.
+#[inline]
+fn same_name(a: &str, b: &str) -> bool {
+    let (a, b) = (a.as_bytes(), b.as_bytes());
+    let n = a.len();
+    if n != b.len() {
+        return false;
+    }
+    match n {
+        8..=16 => read8(a) == read8(b) && read8(&a[n - 8..]) == read8(&b[n - 8..]),
+        4..=7 => read4(a) == read4(b) && read4(&a[n - 4..]) == read4(&b[n - 4..]),
+        _ => a == b,
+    }
 }
 
 impl Table {
@@ -312,11 +335,24 @@ impl Table {
 
     #[inline]
     pub(crate) fn find_cluster(&self, name: &str) -> Option<u32> {
-        self.cluster_index
+        let recent = self.recent.get();
+        if self
+            .clusters
+            .get(recent as usize)
+            .is_some_and(|n| same_name(n, name))
+        {
+            return Some(recent);
+        }
+        let found = self
+            .cluster_index
             .find(name_hash(&self.keys, name), |&i| {
-                self.clusters[i as usize] == name
+                same_name(&self.clusters[i as usize], name)
             })
-            .copied()
+            .copied();
+        if let Some(i) = found {
+            self.recent.set(i);
+        }
+        found
     }
 
     /// The index of `name`, interning it (with no binding yet) if new. The
@@ -527,6 +563,30 @@ impl Table {
 #[cfg(test)]
 mod tests {
     use super::{name_hash, Keys};
+
+    #[test]
+    fn names_are_equal_exactly_when_their_bytes_are() {
+        let names = [
+            "",
+            "a",
+            "ab",
+            "abcd",
+            "abcde",
+            "abcdefg",
+            "abcdefgh",
+            "abcdefghi",
+            "abcdefghijklmnop",
+            "abcdefghijklmnopq",
+            "bbcd",
+            "abcdefgi",
+            "abcdefghijklmnoq",
+        ];
+        for a in names {
+            for b in names {
+                assert_eq!(super::same_name(a, b), a == b, "{a:?} {b:?}");
+            }
+        }
+    }
 
     #[test]
     fn the_name_hash_reads_every_byte() {

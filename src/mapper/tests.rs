@@ -13,7 +13,7 @@ fn failed_call_undoes_bindings_touches_and_clusters() {
     let before = m.snapshot();
     let r: Result<()> = m.atomically(|m| {
         let (_, idx) = m.map_indexed(SourceCluster::new("A").unwrap(), 1, 99)?;
-        m.set_transaction(idx.unwrap(), true);
+        m.touch(idx.unwrap(), 99, Some(true));
         m.map_indexed(SourceCluster::new("new-cluster").unwrap(), 2, 99)?;
         m.map_indexed(SourceCluster::new("A").unwrap(), 3, 99)?;
         assert_eq!(m.len(), 3);
