@@ -15,7 +15,9 @@ cargo fmt --all -- --check
 (cd fuzz && cargo fmt -- --check)
 
 log "cargo clippy (workspace, all targets, -D warnings)"
-cargo clippy --workspace --all-targets --features js -- -D warnings
+cargo clippy --workspace --all-targets --features js,peer -- -D warnings
+# The broker module as it is built (wasm32, its allocator and the peer variant).
+cargo clippy -p mirrorpid-broker --target wasm32-unknown-unknown --features peer -- -D warnings
 
 log "the broker module builds from the mapping core alone (no simulator, no wasm-bindgen)"
 if cargo tree -p mirrorpid-broker -e normal,features --target wasm32-unknown-unknown |

@@ -216,8 +216,13 @@ fn encode_records(records: &[StateRecord], out: &mut Vec<u8>) -> mirrorpid::Resu
         .iter()
         .map(|(k, v)| 8 + k.len() + v.as_ref().map_or(0, Vec::len))
         .sum::<usize>();
-    out.clear();
-    out.try_reserve(size).map_err(|_| oom())?;
+    // The old output stays as it was unless the new one fits: in place
+    // when it has room, else in a new buffer that replaces it.
+    if out.capacity() < size {
+        let mut fresh = Vec::new();
+        fresh.try_reserve_exact(size).map_err(|_| oom())?;
+        *out = fresh;
+    }
     abi::encode_records(encoded.iter().map(|(k, v)| (&k[..], v.as_deref())), out).ok_or(
         Error::OutOfMemory {
             what: "a record list (longer than an i32 can say)",

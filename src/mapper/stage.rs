@@ -92,8 +92,9 @@ impl Stage {
         let mut undo = Savepoint::default();
         undo.reset(table);
         let touched = call.map_or(&[][..], |c| &c.touched[..]);
-        // Room for what the call saved so far and for what it reserved.
-        undo.reserve(touched.len() + call.map_or(0, |c| c.touched.capacity()))?;
+        // Room for what the call saved so far (later saves reserve their
+        // own room first: `Mapper::reserve_saves`).
+        undo.reserve(touched.len() + 1)?;
         let mut stage = Stage {
             undo,
             records: Vec::new(),
