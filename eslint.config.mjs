@@ -1,4 +1,5 @@
-// ESLint for the playground (www/) and its tests (tests/e2e/): the
+// ESLint for the playground (www/), its tests (tests/e2e/) and the Node
+// benchmark (benches/node.mjs): the
 // recommended rules, with browser globals for the page and Node's for the
 // tests. The packages are installed (pinned) in tests/e2e; scripts/test.sh
 // runs `npm run lint` there.
@@ -16,7 +17,7 @@ export default [
     languageOptions: { ecmaVersion: 2024, sourceType: "module", globals: globals.browser },
   },
   {
-    files: ["tests/e2e/**/*.mjs", "eslint.config.mjs"],
+    files: ["tests/e2e/**/*.mjs", "benches/**/*.mjs", "eslint.config.mjs"],
     ...js.configs.recommended,
     languageOptions: { ecmaVersion: 2024, sourceType: "module", globals: { ...globals.node, ...globals.browser } },
   },

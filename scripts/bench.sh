@@ -28,6 +28,8 @@ if [ "${1:-}" != chart ]; then
   log "cargo bench: mapper, hash flooding"
   cargo bench --bench mapper
   cargo bench --bench adversary
+  log "node: the JS API beside the module's C ABI"
+  node benches/node.mjs
 fi
 log "chart: docs/perf-rewrite.svg"
 python3 scripts/perf-chart.py target/criterion docs/perf-rewrite.svg

@@ -1,0 +1,99 @@
+// The JS API in Node beside the broker module's C ABI, in one Node
+// process on the same work: a fetch of 1000 bound producers' batches
+// (rewriteBatches vs mp_rewrite) and map() of a bound identity. Medians of
+// 21 rounds after a warm-up; each round times a loop, not one call.
+//
+//   scripts/build.sh && node benches/node.mjs      (scripts/bench.sh runs it)
+import { createRequire } from "node:module";
+import { readFileSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+import { dirname, join } from "node:path";
+
+const root = join(dirname(fileURLToPath(import.meta.url)), "..");
+const require = createRequire(import.meta.url);
+const js = require(join(root, "dist/node/mirrorpid.js"));
+const TOPIC = "bxw7Kp1OS3-KHC0-T1prfA";
+const BATCHES = 1000;
+
+// A fetch of minimal v2 batches (no records; 61 bytes each): batchLength 49,
+// magic 2, producer IDs 0..n-1. The CRC need not be valid: a rewrite patches
+// it without checking (strictCrc off), as the naive approach would not.
+function fetchOf(n) {
+  const buf = new Uint8Array(61 * n);
+  const view = new DataView(buf.buffer);
+  for (let i = 0; i < n; i++) {
+    const at = 61 * i;
+    view.setBigInt64(at, BigInt(i));
+    view.setInt32(at + 8, 49);
+    buf[at + 16] = 2;
+    view.setBigInt64(at + 43, BigInt(i));
+    view.setInt16(at + 51, 0);
+    view.setInt32(at + 53, 0);
+  }
+  return buf;
+}
+
+function median(xs) {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[s.length >> 1];
+}
+
+// Nanoseconds per unit of `work`, which does `units` units per call.
+function measure(work, units, loops) {
+  for (let i = 0; i < loops; i++) work();
+  const rounds = [];
+  for (let r = 0; r < 21; r++) {
+    const t0 = process.hrtime.bigint();
+    for (let i = 0; i < loops; i++) work();
+    rounds.push(Number(process.hrtime.bigint() - t0) / (loops * units));
+  }
+  return median(rounds);
+}
+
+const fetch = fetchOf(BATCHES);
+
+// The JS API.
+const mapper = new js.PidMapper(TOPIC, 0, null);
+mapper.rewriteBatches("A", fetch, 0n, null);
+mapper.confirm();
+const jsRewrite = measure(() => mapper.rewriteBatches("A", fetch, 1n, null), BATCHES, 20);
+const jsMap = measure(
+  () => {
+    for (let i = 0; i < 1000; i++) mapper.map("A", i, 2);
+  },
+  1000,
+  20,
+);
+
+// The broker module in the same process.
+const { instance } = await WebAssembly.instantiate(readFileSync(join(root, "dist/mirrorpid_broker.wasm")), {});
+const x = instance.exports;
+x.mp_hash_seed(BigInt.asIntN(64, BigInt(Math.floor(Math.random() * 2 ** 53))));
+const mem = () => new Uint8Array(x.memory.buffer);
+const put = (bytes) => {
+  const p = x.mp_alloc(bytes.length);
+  mem().set(bytes, p);
+  return p;
+};
+const config = new TextEncoder().encode(JSON.stringify({ topicId: TOPIC, partition: 0 }));
+const h = x.mp_mapper_new(put(config), config.length);
+const src = put(new TextEncoder().encode("A"));
+const block = put(fetch);
+if (x.mp_rewrite(h, src, 1, block, fetch.length, 0n, 0) !== fetch.length) throw new Error("mp_rewrite failed");
+x.mp_confirm(h);
+const abiRewrite = measure(
+  () => {
+    mem().set(fetch, block); // the host copies the fetch in, as a broker would
+    x.mp_rewrite(h, src, 1, block, fetch.length, 1n, 0);
+  },
+  BATCHES,
+  20,
+);
+
+const row = (what, ns) => `| ${what} | ${ns.toFixed(1)} ns |`;
+console.log("| work (Node " + process.version + ") | cost |");
+console.log("|---|---:|");
+console.log(row("rewriteBatches, per batch of a 1000-batch fetch", jsRewrite));
+console.log(row("mp_rewrite (same module family, C ABI), per batch", abiRewrite));
+console.log(row("map() of a bound identity, per call", jsMap));
+console.log(`\nrewriteBatches / mp_rewrite: ${(jsRewrite / abiRewrite).toFixed(1)}x`);
