@@ -33,14 +33,7 @@ fn bind(ids: &Identities) -> Mapper {
 }
 
 fn bench(c: &mut Criterion) {
-    let sets = Identities::adversarial()
-        .into_iter()
-        .map(|(what, ids)| (format!("adversarial {what}"), ids))
-        .chain(
-            Identities::random()
-                .into_iter()
-                .map(|(what, ids)| (format!("random {what}"), ids)),
-        );
+    let sets = Identities::sets();
     let mut g = c.benchmark_group("100k identities");
     g.throughput(Throughput::Elements(100_000))
         .sample_size(10)

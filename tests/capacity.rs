@@ -7,7 +7,8 @@
 
 mod common;
 
-use mirrorpid::batch::BatchBuilder;
+use common::batches::fetch;
+
 use mirrorpid::{
     seed_hashing, Error, Mapper, MapperConfig, RewriteOptions, StateKey, StateRecord, StateValue,
 };
@@ -20,20 +21,6 @@ fn config() -> MapperConfig {
         max_cluster_id_bytes: 64,
         ..MapperConfig::new(common::TOPIC.parse().unwrap(), 0)
     }
-}
-
-fn fetch(pids: impl IntoIterator<Item = i64>) -> Vec<u8> {
-    pids.into_iter()
-        .flat_map(|pid| {
-            BatchBuilder {
-                producer_id: pid,
-                producer_epoch: 0,
-                base_sequence: 0,
-                ..BatchBuilder::default()
-            }
-            .encode()
-        })
-        .collect()
 }
 
 fn exceeded(limit: &'static str, max: u64) -> Error {

@@ -291,18 +291,7 @@ fn one_int64_convention() {
 /// `free()` the module serves new work.
 #[wasm_bindgen_test]
 fn capacity_limits_in_js() {
-    let fetch = |pids: std::ops::Range<i64>| -> Vec<u8> {
-        pids.flat_map(|pid| {
-            BatchBuilder {
-                producer_id: pid,
-                producer_epoch: 0,
-                base_sequence: 0,
-                ..BatchBuilder::default()
-            }
-            .encode()
-        })
-        .collect()
-    };
+    use common::batches::fetch;
     let mut victim = mapper();
     let served = |m: &mut PidMapper| {
         let out = m

@@ -71,6 +71,19 @@ pub struct Identities {
 }
 
 impl Identities {
+    /// Every set a benchmark compares, named: adversarial PIDs and cluster
+    /// IDs, then random ones of the same shapes.
+    pub fn sets() -> Vec<(String, Identities)> {
+        let named = |kind: &str, sets: [(&str, Identities); 2]| {
+            sets.into_iter()
+                .map(|(what, ids)| (format!("{kind} {what}"), ids))
+                .collect::<Vec<_>>()
+        };
+        let mut all = named("adversarial", Identities::adversarial());
+        all.extend(named("random", Identities::random()));
+        all
+    }
+
     /// The attacker's choice: colliding PIDs, then colliding names.
     pub fn adversarial() -> [(&'static str, Identities); 2] {
         [

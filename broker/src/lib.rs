@@ -118,6 +118,50 @@ impl State {
             .map_err(|_| fail(Code::BadArgument, format!("{what} is not UTF-8")))
     }
 
+    /// The arguments of a rewrite export, checked in this order and handed
+    /// to `f`: the source cluster ID (UTF-8, copied into the scratch buffer
+    /// kept between calls), the mapper, and the host's buffer (any pointer
+    /// when the length is 0).
+    fn with_fetch<T>(
+        &mut self,
+        handle: i32,
+        (src_ptr, src_len): (i32, i32),
+        (buf_ptr, buf_len): (i32, i32),
+        f: impl FnOnce(&str, &mut Slot, &mut [u8]) -> Result<T, Failure>,
+    ) -> Result<T, Failure> {
+        let mut source = std::mem::take(&mut self.scratch);
+        source.clear();
+        let raw = self.bytes(address(src_ptr), size(src_len, "length")?)?;
+        source.push_str(
+            std::str::from_utf8(raw)
+                .map_err(|_| fail(Code::BadArgument, "source cluster ID is not UTF-8"))?,
+        );
+        let (ptr, len) = (address(buf_ptr), size(buf_len, "length")?);
+        self.slot(handle)?;
+        let start = if len == 0 {
+            None
+        } else {
+            Some(self.locate(ptr, len)?)
+        };
+        let State {
+            allocs, mappers, ..
+        } = self;
+        let slot = mappers.get_mut(&handle).ok_or_else(|| bad_handle(handle))?;
+        let mut empty = [0u8; 0];
+        let buf: &mut [u8] = match start {
+            Some(start) => {
+                let block = allocs
+                    .get_mut(&start)
+                    .ok_or_else(|| bad_pointer(ptr, len))?;
+                &mut block[ptr - start..ptr - start + len]
+            }
+            None => &mut empty,
+        };
+        let result = f(&source, slot, buf);
+        self.scratch = source;
+        result
+    }
+
     fn slot(&mut self, handle: i32) -> Result<&mut Slot, Failure> {
         self.mappers
             .get_mut(&handle)
@@ -345,47 +389,25 @@ pub extern "C" fn mp_rewrite(
             strict_crc: flags & FLAG_STRICT_CRC != 0,
             complete: flags & FLAG_COMPLETE != 0,
         };
-        let mut source = std::mem::take(&mut s.scratch);
-        source.clear();
-        let raw = s.bytes(address(src_ptr), size(src_len, "length")?)?;
-        source.push_str(
-            std::str::from_utf8(raw)
-                .map_err(|_| fail(Code::BadArgument, "source cluster ID is not UTF-8"))?,
-        );
-        let (ptr, len) = (address(buf_ptr), size(buf_len, "length")?);
-        s.slot(handle)?;
-        let start = if len == 0 {
-            None
-        } else {
-            Some(s.locate(ptr, len)?)
-        };
-        let State {
-            allocs, mappers, ..
-        } = s;
-        let slot = mappers.get_mut(&handle).ok_or_else(|| bad_handle(handle))?;
-        let mut empty = [0u8; 0];
-        let buf: &mut [u8] = match start {
-            Some(start) => {
-                let block = allocs
-                    .get_mut(&start)
-                    .ok_or_else(|| bad_pointer(ptr, len))?;
-                &mut block[ptr - start..ptr - start + len]
-            }
-            None => &mut empty,
-        };
-        // Each batch can make a binding and a record (about 300 bytes and
-        // three copies of the source's ID); a batch takes 61 bytes or more.
-        headroom((len / 61 + 1).saturating_mul(320 + 3 * source.len()))?;
-        let output = &mut slot.output;
-        let result = &mut slot.result;
-        slot.mapper
-            .rewrite_into(&source, buf, now_ms, options, result, |r| {
-                encode_records(&r.records, output)
-            })?;
-        slot.snapshot_required = result.snapshot_required;
-        let consumed = count(result.consumed);
-        s.scratch = source;
-        consumed
+        s.with_fetch(
+            handle,
+            (src_ptr, src_len),
+            (buf_ptr, buf_len),
+            |source, slot, buf| {
+                // Each batch can make a binding and a record (about 300 bytes
+                // and three copies of the source's ID); a batch takes 61 bytes
+                // or more.
+                headroom((buf.len() / 61 + 1).saturating_mul(320 + 3 * source.len()))?;
+                let output = &mut slot.output;
+                let result = &mut slot.result;
+                slot.mapper
+                    .rewrite_into(source, buf, now_ms, options, result, |r| {
+                        encode_records(&r.records, output)
+                    })?;
+                slot.snapshot_required = result.snapshot_required;
+                count(result.consumed)
+            },
+        )
     })
 }
 
@@ -540,22 +562,18 @@ pub extern "C" fn mp_rewrite_naive(
     now_ms: i64,
 ) -> i32 {
     call(|s| {
-        let source = s.text(address(src_ptr), size(src_len, "length")?, "source")?;
-        let (ptr, len) = (address(buf_ptr), size(buf_len, "length")?);
-        let start = s.locate(ptr, len)?;
-        let State {
-            allocs, mappers, ..
-        } = s;
-        let slot = mappers.get_mut(&handle).ok_or_else(|| bad_handle(handle))?;
-        let block = allocs
-            .get_mut(&start)
-            .ok_or_else(|| bad_pointer(ptr, len))?;
-        let buf = &mut block[ptr - start..ptr - start + len];
-        count(mirrorpid::peer::rewrite_naive(
-            &mut slot.mapper,
-            &source,
-            buf,
-            now_ms,
-        )?)
+        s.with_fetch(
+            handle,
+            (src_ptr, src_len),
+            (buf_ptr, buf_len),
+            |source, slot, buf| {
+                count(mirrorpid::peer::rewrite_naive(
+                    &mut slot.mapper,
+                    source,
+                    buf,
+                    now_ms,
+                )?)
+            },
+        )
     })
 }

@@ -11,7 +11,6 @@ use std::hint::black_box;
 use std::time::Duration;
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
-use mirrorpid::batch::{BatchBuilder, RecordSpec};
 use mirrorpid::{Mapper, MapperConfig, RewriteOptions};
 use mirrorpid_host::{default_module_path, BrokerModule};
 
@@ -25,27 +24,8 @@ use batches::{fetch as fetch_of, single, SIZES};
 const CONFIG: &str = r#"{"topicId":"bxw7Kp1OS3-KHC0-T1prfA","partition":0}"#;
 const BATCHES: usize = 1000;
 
-fn fetch() -> Vec<u8> {
-    (0..BATCHES as i64)
-        .flat_map(|pid| {
-            BatchBuilder {
-                base_offset: pid,
-                producer_id: pid,
-                producer_epoch: 0,
-                base_sequence: 0,
-                records: vec![RecordSpec {
-                    key: None,
-                    value: Some(vec![1; 32]),
-                }],
-                ..BatchBuilder::default()
-            }
-            .encode()
-        })
-        .collect()
-}
-
 fn bench(c: &mut Criterion) {
-    let original = fetch();
+    let original = fetch_of(BATCHES);
     let mut g = c.benchmark_group("rewrite 1000 batches");
     g.throughput(Throughput::Elements(BATCHES as u64));
 
@@ -89,15 +69,7 @@ fn bench_adversary(c: &mut Criterion) {
     g.throughput(Throughput::Elements(100_000))
         .sample_size(10)
         .measurement_time(Duration::from_secs(3));
-    let sets = Identities::adversarial()
-        .into_iter()
-        .map(|(what, ids)| (format!("adversarial {what}"), ids))
-        .chain(
-            Identities::random()
-                .into_iter()
-                .map(|(what, ids)| (format!("random {what}"), ids)),
-        );
-    for (name, ids) in sets {
+    for (name, ids) in Identities::sets() {
         let fetches = ids.fetches();
         let rewrite_all = |m: &mut BrokerModule, h: i32| {
             for (source, buf) in &fetches {

@@ -5,7 +5,9 @@
 //! after expiry and `mp_mapper_free` the instance serves new work. Also:
 //! the module's declared maximum memory, and the config's capacity limits.
 
-use mirrorpid::batch::BatchBuilder;
+#[path = "../../tests/common/batches.rs"]
+mod batches;
+use batches::fetch;
 use mirrorpid::Code;
 use mirrorpid_host::{default_module_path, AbiError, BrokerModule};
 use wasmtime::{Engine, Module};
@@ -19,19 +21,6 @@ fn compiled() -> (Engine, Module) {
     let engine = Engine::default();
     let module = Module::from_file(&engine, default_module_path()).expect("scripts/build.sh first");
     (engine, module)
-}
-
-fn fetch(pids: std::ops::Range<i64>) -> Vec<u8> {
-    pids.flat_map(|pid| {
-        BatchBuilder {
-            producer_id: pid,
-            producer_epoch: 0,
-            base_sequence: 0,
-            ..BatchBuilder::default()
-        }
-        .encode()
-    })
-    .collect()
 }
 
 fn config(extra: &str) -> String {

@@ -105,6 +105,7 @@ pub fn records() -> (String, String, Vec<RecordVector>) {
 
 /// The topic every scenario runs in.
 pub const TOPIC: &str = "bxw7Kp1OS3-KHC0-T1prfA";
+pub mod batches;
 pub mod clusters;
 #[cfg(not(target_arch = "wasm32"))]
 pub mod crash;
