@@ -26,6 +26,9 @@ if cargo tree -p mirrorpid-broker -e normal,features --target wasm32-unknown-unk
   exit 1
 fi
 
+log "the generated 50-cluster preset is what its script writes"
+python3 scripts/gen-fleet-preset.py --check
+
 log "native tests: core, broker ABI, command line"
 cargo test -p mirrorpid -p mirrorpid-broker -p mirrorpid-cli --features mirrorpid/js
 

@@ -13,6 +13,8 @@
 //! * [`mapper`]: one [`Mapper`] per destination partition: detects slot
 //!   collisions and resolves them with a deterministic salt, tracks expiry
 //!   and open transactions.
+//! * [`plan`]: a fleet's cluster IDs checked for shared regions before
+//!   mirroring starts.
 //! * [`record`]: the `__mirror_state` records that persist its decisions so
 //!   that a new leader maps identically; [`snapshot`]: its whole state.
 //! * [`batch`] and [`rewrite`]: the data path. Fetch bytes → batch headers
@@ -47,6 +49,7 @@ pub mod mapper;
 #[cfg(feature = "peer")]
 pub mod peer;
 pub mod pid;
+pub mod plan;
 pub mod record;
 pub mod rewrite;
 #[cfg(feature = "sim")]

@@ -114,6 +114,9 @@ pub fn region(origin: Origin<'_>, salt: u64) -> u32 {
 /// silent merge that `docs/DESIGN.md` explains (two producers of two such
 /// clusters with the same pid40 meeting by different paths).
 pub fn shared_region_probability(origins: usize) -> f64 {
+    if origins < 2 {
+        return 0.0;
+    }
     let n = origins as f64;
     let pairs = n * (n - 1.0) / 2.0;
     -(-pairs / f64::from(1u32 << REGION_BITS)).exp_m1()

@@ -5,13 +5,21 @@
 
 mod common;
 
-use mirrorpid::sim::psm::Corruption;
-use mirrorpid::sim::{simulate_json, PartitionReport, Report};
+use mirrorpid::sim::psm::{Corruption, Kind};
+use mirrorpid::sim::scenario::Scenario;
+use mirrorpid::sim::{simulate, simulate_json, PartitionReport, Report, Strategy, STRATEGIES};
+
+fn preset_text(name: &str) -> String {
+    let path = format!("{}/www/presets/{name}.json", env!("CARGO_MANIFEST_DIR"));
+    std::fs::read_to_string(&path).unwrap()
+}
 
 fn preset(name: &str) -> Report {
-    let path = format!("{}/www/presets/{name}.json", env!("CARGO_MANIFEST_DIR"));
-    let text = std::fs::read_to_string(&path).unwrap();
-    simulate_json(&text).unwrap_or_else(|e| panic!("{name}: {e}"))
+    simulate_json(&preset_text(name)).unwrap_or_else(|e| panic!("{name}: {e}"))
+}
+
+fn preset_names() -> Vec<String> {
+    serde_json::from_str(&preset_text("index")).unwrap()
 }
 
 fn c(shared: u32, seq: u32, epoch: u32, marker: u32, bypass: u32) -> Corruption {
@@ -49,14 +57,7 @@ fn mirrorpid_pid_at(r: &Report, producer: &str, cluster: &str) -> String {
 
 #[test]
 fn every_preset_is_listed_and_counts_exactly() {
-    let index: Vec<String> = serde_json::from_str(
-        &std::fs::read_to_string(format!(
-            "{}/www/presets/index.json",
-            env!("CARGO_MANIFEST_DIR")
-        ))
-        .unwrap(),
-    )
-    .unwrap();
+    let index = preset_names();
     let expected = [
         ("seed-chain", c(3, 8, 4, 0, 0), c(2, 3, 1, 0, 12)),
         ("failover", c(2, 3, 2, 0, 0), c(1, 1, 1, 0, 5)),
@@ -65,6 +66,7 @@ fn every_preset_is_listed_and_counts_exactly() {
         ("region-collision", c(1, 1, 1, 0, 0), c(0, 0, 0, 0, 6)),
         ("election", c(1, 2, 0, 0, 0), c(0, 0, 0, 0, 9)),
         ("transactions", c(1, 3, 1, 1, 0), c(0, 0, 0, 0, 8)),
+        ("fleet-50", c(12, 76, 22, 0, 0), c(4, 44, 14, 0, 96)),
     ];
     assert_eq!(index, expected.iter().map(|e| e.0).collect::<Vec<_>>());
     for (name, verbatim, kip) in expected {
@@ -186,7 +188,10 @@ fn elections_keep_every_mapping() {
         mirrorpid_pid_at(&r, "first", "dest"),
         f("cluster-2123", 5, 1)
     );
-    assert!(r.log.iter().any(|l| l.contains("leader election at dest")));
+    assert!(r
+        .timeline
+        .iter()
+        .any(|s| s.text.contains("leader election at dest")));
     // After the expiry only 'second' (which wrote after it) is bound; tombstones were written.
     assert!(dest.records.iter().any(|r| r.value_hex.is_none()));
     assert_eq!(dest.identities.len(), 1);
@@ -230,4 +235,175 @@ fn bad_scenarios_give_clear_errors() {
         let err = simulate_json(json).unwrap_err().to_string();
         assert!(err.contains(needle), "{json}: {err}");
     }
+}
+
+#[test]
+fn links_carry_each_producers_pid_into_the_destination() {
+    for name in preset_names() {
+        let r = preset(&name);
+        assert!(!r.links.is_empty(), "{name}");
+        for link in &r.links {
+            for crossing in &link.crossings {
+                let path = r
+                    .paths
+                    .iter()
+                    .find(|p| p.producer == crossing.producer)
+                    .unwrap();
+                let hop = path.hops.iter().find(|h| h.cluster == link.to);
+                let hop =
+                    hop.unwrap_or_else(|| panic!("{name}: {} at {}", crossing.producer, link.to));
+                // One path into the destination: the hop's PID is the link's.
+                // (Several paths may differ under -(pid+2), never under mirrorpid.)
+                let paths_in = r.links.iter().filter(|l| l.to == link.to).count();
+                if paths_in == 1 {
+                    assert_eq!(
+                        crossing.pid, hop.pid,
+                        "{name}: {} -> {}",
+                        link.from, link.to
+                    );
+                }
+                assert_eq!(crossing.pid.mirrorpid, hop.pid.mirrorpid, "{name}");
+            }
+        }
+    }
+    // The seed chain, link by link: A's producer crosses every link with F(A, 5).
+    let r = preset("seed-chain");
+    let a5 = f("A", 5, 0);
+    let across: Vec<(&str, &str, &str)> = r
+        .links
+        .iter()
+        .flat_map(|l| {
+            l.crossings
+                .iter()
+                .filter(|c| c.producer == "a5")
+                .map(|c| (l.from.as_str(), l.to.as_str(), c.pid.mirrorpid.as_str()))
+        })
+        .collect();
+    assert_eq!(
+        across,
+        [
+            ("A", "B", a5.as_str()),
+            ("B", "C", a5.as_str()),
+            ("C", "D", a5.as_str())
+        ]
+    );
+    let c_to_d = r.links.iter().find(|l| l.from == "C").unwrap();
+    let who: Vec<&str> = c_to_d
+        .crossings
+        .iter()
+        .map(|c| c.producer.as_str())
+        .collect();
+    assert_eq!(who, ["a5", "b5", "c5", "a0"], "producer order");
+}
+
+#[test]
+fn each_timeline_step_is_the_state_after_its_event() {
+    for name in preset_names() {
+        let full = preset(&name);
+        let scenario: Scenario = serde_json::from_str(&preset_text(&name)).unwrap();
+        assert_eq!(full.timeline.len(), scenario.events.len(), "{name}");
+        let mut before = 0;
+        for (k, step) in full.timeline.iter().enumerate() {
+            // The page shows the state after event k by running the first k.
+            let prefix = Scenario {
+                events: scenario.events[..=k].to_vec(),
+                ..scenario.clone()
+            };
+            let r = simulate(&prefix).unwrap();
+            for s in STRATEGIES {
+                assert_eq!(
+                    *step.totals.get(s),
+                    r.totals.get(s).total(),
+                    "{name} event {}: {s:?}",
+                    k + 1
+                );
+            }
+            // Every count the event added is one incident, said or not.
+            let after: u32 = step.totals.iter().sum();
+            assert_eq!(
+                step.incidents.len() as u32 + step.unsaid,
+                after - before,
+                "{name} event {}",
+                k + 1
+            );
+            assert!(step.incidents.len() <= 20);
+            assert!(
+                step.incidents
+                    .iter()
+                    .all(|i| i.strategy != Strategy::Mirrorpid),
+                "{name}"
+            );
+            assert_eq!(r.timeline.last().unwrap().text, step.text);
+            before = after;
+        }
+        let end: u32 = full.totals.iter().map(|c| c.total()).sum();
+        assert_eq!(before, end, "{name}");
+    }
+}
+
+#[test]
+fn seed_chain_corruptions_are_said_where_they_happen() {
+    let r = preset("seed-chain");
+    let first = |s: Strategy| {
+        r.timeline
+            .iter()
+            .position(|t| t.incidents.iter().any(|i| i.strategy == s))
+    };
+    // -(pid+2) first: C's producer arrives at D as -7 in event 1.
+    assert_eq!(first(Strategy::Kip), Some(0));
+    let kip: Vec<(&str, Kind, &str)> = r.timeline[0]
+        .incidents
+        .iter()
+        .map(|i| (i.cluster.as_str(), i.kind, i.text.as_str()))
+        .collect();
+    let bypass = "c5's batch carries PID -7: the producer state ignores it (no sequence, epoch or transaction check)";
+    assert_eq!(kip, [("D", Kind::PsmBypass, bypass); 3]);
+    // Verbatim: D's own producer 5 continues C's, event 2.
+    assert_eq!(first(Strategy::Verbatim), Some(1));
+    let verbatim: Vec<(&str, &str)> = r.timeline[1]
+        .incidents
+        .iter()
+        .filter(|i| i.strategy == Strategy::Verbatim)
+        .map(|i| (i.cluster.as_str(), i.text.as_str()))
+        .collect();
+    assert_eq!(
+        verbatim,
+        [
+            (
+                "D",
+                "d5 writes as PID 5, which c5 already uses: one producer where there are two"
+            ),
+            (
+                "D",
+                "d5's batch with sequence 0 accepted as c5's producer 5 after sequence 2"
+            ),
+            (
+                "D",
+                "d5's batch with epoch 0 accepted as c5's producer 5 at epoch 1"
+            ),
+        ]
+    );
+    assert_eq!(first(Strategy::Mirrorpid), None);
+    // What D's producer state holds at the end.
+    let d = partition(&r, "D");
+    let v5 = d
+        .producer_state
+        .verbatim
+        .iter()
+        .find(|e| e.pid == "5")
+        .unwrap();
+    assert_eq!(v5.producers, ["a5", "b5", "c5", "d5"]);
+    for e in &d.producer_state.mirrorpid {
+        assert_eq!(
+            e.producers.len(),
+            1,
+            "mirrorpid: one producer per PID ({})",
+            e.pid
+        );
+    }
+    assert_eq!(
+        d.producer_state.mirrorpid.len(),
+        5,
+        "a5, b5, c5, a0 mapped and d5 local"
+    );
 }

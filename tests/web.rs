@@ -232,6 +232,22 @@ fn simulate_runs_a_preset_and_reports_errors() {
     assert!(message(err).contains("unknown cluster \"Q\""));
 }
 
+#[wasm_bindgen_test]
+fn plan_clusters_finds_the_reference_pair() {
+    let plan = mirrorpid::js::plan_clusters("# fleet\ncluster-2123\nA\ncluster-2336\n").unwrap();
+    let shared = get(&plan, "sharedRegions");
+    assert_eq!(
+        JSON::stringify(&shared).unwrap(),
+        r#"[{"clusters":["cluster-2123","cluster-2336"],"region":1649414}]"#
+    );
+    assert_eq!(
+        get(&plan, "sharedRegionProbability").as_f64(),
+        Some(mirrorpid::pid::shared_region_probability(3))
+    );
+    let err = mirrorpid::js::plan_clusters(&"x".repeat(40_000)).unwrap_err();
+    assert!(message(err).contains("cluster ID"));
+}
+
 /// Finding 13: an unknown option key is an error, never a silent default.
 #[wasm_bindgen_test]
 fn unknown_option_keys_are_errors() {

@@ -2,26 +2,122 @@
 // wasm-pack --target web): the page edits a scenario, calls simulate(), and
 // draws what comes back. This file holds the scenario and wires the parts:
 // js/dom.js (helpers), js/url.js (the shareable address), js/events.js (the
-// event kinds), js/editor.js, js/topology.js, js/results.js, js/decoders.js.
+// event kinds), js/editor.js, js/topology.js (the drawing), js/timeline.js,
+// js/selection.js, js/results.js, js/decoders.js, js/planner.js.
 import init, { simulate, simulatorLimits, fVersion } from "./pkg/mirrorpid.js";
 import { $, h, clearError, showError, status } from "./js/dom.js";
 import { decodePidForm, decodeRecordForm } from "./js/decoders.js";
 import { createEditor } from "./js/editor.js";
+import { planForm } from "./js/planner.js";
 import { renderResults } from "./js/results.js";
+import { selectionPanel } from "./js/selection.js";
+import { STRATEGIES } from "./js/strategies.js";
+import { renderTimeline, wireTimeline } from "./js/timeline.js";
 import { drawTopology } from "./js/topology.js";
 import { readUrl, writeUrl } from "./js/url.js";
 
 let scenario = null;
+/** The complete run (null: the scenario cannot run). */
+let full = null;
+/** The run up to the chosen event: what the page shows. */
 let report = null;
+/** The chosen event (0: before the first; the last by default). */
+let at = 0;
+let strategy = "mirrorpid";
+/** `{producer}`, `{cluster}` or null. */
+let selection = null;
 let renderEditor = () => {};
 
 function run() {
   try {
-    report = simulate(scenario);
+    full = simulate(scenario);
     clearError();
   } catch (e) {
-    report = null;
+    full = null;
     showError(String(e.message || e));
+  }
+  at = full ? full.timeline.length : 0;
+  report = full;
+}
+
+/** Moves the timeline to event `k` and shows the state after it. */
+function step(k) {
+  if (!full) return;
+  k = Math.max(0, Math.min(full.timeline.length, k));
+  at = k;
+  // The state after event k is the run of the first k events.
+  report = k === full.timeline.length ? full : simulate({ ...scenario, events: scenario.events.slice(0, k) });
+  renderView();
+}
+
+/** Whether link `l` mirrors at the chosen time. */
+function active(l) {
+  const now = report?.links.find((x) => x.from === l.from && x.to === l.to);
+  return report ? !!now?.active : true;
+}
+
+/** The drawing, the counts, the timeline, the selection and the tables: the state at `at`. */
+function renderView() {
+  if (drawable()) {
+    const byKey = new Map((report?.links ?? []).map((l) => [`${l.from}->${l.to}`, l]));
+    const links = (full?.links ?? scenario.links ?? []).map(
+      (l) => byKey.get(`${l.from}->${l.to}`) ?? { ...l, crossings: [] },
+    );
+    const drawn = drawTopology($("#topology"), {
+      scenario,
+      links,
+      extent: new Map((full?.links ?? []).map((l) => [`${l.from}->${l.to}`, l])),
+      active,
+      strategy,
+      selection,
+      onSelect: select,
+      width: $("#svg-wrap").clientWidth - 8,
+    });
+    // Fitted small enough to strain the eyes: offer the natural size, scrolled.
+    const zoomed = $("#svg-wrap").classList.contains("zoomed");
+    $("#zoom").hidden = drawn.scale >= 0.7 && !zoomed;
+  } else {
+    $("#topology").replaceChildren();
+  }
+  $("#now-counts").replaceChildren(
+    ...(report
+      ? [
+          h(
+            "span",
+            { class: "muted" },
+            at < (full?.timeline.length ?? 0) ? `silent corruptions after event ${at}:` : "silent corruptions:",
+          ),
+          ...STRATEGIES.map(([k, label]) => {
+            const n = report.totals[k].total;
+            return h(
+              "span",
+              { class: `chip ${n ? "bad" : "good"}${k === strategy ? " chosen" : ""}`, "data-testid": `now-${k}` },
+              `${label} ${n}`,
+            );
+          }),
+        ]
+      : []),
+  );
+  renderTimeline(full, at, strategy, step);
+  $("#selection").replaceChildren(...selectionPanel(selection, report, scenario, strategy));
+  renderResults(report);
+}
+
+function select(next) {
+  selection = next;
+  const focused = document.activeElement?.closest?.("[data-producer], [data-cluster]");
+  const key = focused && {
+    producer: focused.dataset.producer,
+    cluster: focused.dataset.cluster,
+    pid: focused.dataset.pid,
+  };
+  renderView();
+  // Keep the keyboard where it was: the redrawn element of the same producer or cluster.
+  if (key) {
+    const selector = key.producer
+      ? `[data-producer="${CSS.escape(key.producer)}"]${key.pid ? `[data-pid="${CSS.escape(key.pid)}"]` : ".producer-line"}`
+      : `[data-cluster="${CSS.escape(key.cluster)}"] .cluster-head`;
+    document.querySelector(`#topology ${selector}`)?.focus();
   }
 }
 
@@ -34,15 +130,15 @@ function drawable() {
 
 function render({ keepJson = false } = {}) {
   $("#description").textContent = scenario.description || "";
-  if (drawable()) {
-    drawTopology($("#topology"), scenario);
-    renderEditor();
-  } else {
-    // Too large to run, so too large to draw: the error says which limit.
-    $("#topology").replaceChildren();
-  }
+  // Too large to run is too large to draw: the error says which limit.
+  if (drawable()) renderEditor();
   if (!keepJson && drawable()) $("#json").value = JSON.stringify(scenario, null, 2);
-  renderResults(report);
+  const names = new Set([
+    ...(scenario.producers || []).map((p) => p.id),
+    ...(scenario.clusters || []).map((c) => c.id),
+  ]);
+  if (selection && !names.has(selection.producer ?? selection.cluster)) selection = null;
+  renderView();
 }
 
 function setScenario(next, { fromJsonEditor = false } = {}) {
@@ -125,6 +221,32 @@ async function main() {
   wireJson();
   $("#decode-pid").addEventListener("submit", decodePidForm);
   $("#decode-record").addEventListener("submit", decodeRecordForm);
+  $("#plan").addEventListener("submit", planForm);
+  $("#plan-from-scenario").addEventListener("click", () => {
+    $("#plan-ids").value = (scenario.clusters || []).map((c) => c.id).join("\n");
+    planForm();
+  });
+  for (const radio of document.querySelectorAll("input[name=strategy]")) {
+    radio.addEventListener("change", (e) => {
+      strategy = e.target.value;
+      renderView();
+    });
+  }
+  wireTimeline(step, () => at);
+  $("#zoom").addEventListener("click", () => {
+    const zoomed = $("#svg-wrap").classList.toggle("zoomed");
+    $("#zoom").setAttribute("aria-pressed", String(zoomed));
+    $("#zoom").textContent = zoomed ? "Fit to the page" : "Zoom to read";
+  });
+  document.addEventListener("keydown", (e) => {
+    if (e.key === "Escape" && selection) select(null);
+  });
+  $("#topology").addEventListener("click", () => selection && select(null));
+  let resizing = 0;
+  window.addEventListener("resize", () => {
+    cancelAnimationFrame(resizing);
+    resizing = requestAnimationFrame(() => scenario && renderView());
+  });
   const fromUrl = readUrl();
   if (fromUrl.scenario) {
     $("#preset").value = "";

@@ -178,10 +178,7 @@ fn parse_pid(text: &str) -> Result<i64> {
 fn cluster_file(path: &Path) -> Result<Vec<String>> {
     let bytes = read(path)?;
     let text = String::from_utf8(bytes).map_err(|_| format!("{}: not UTF-8", path.display()))?;
-    Ok(text
-        .lines()
-        .map(|l| l.split('#').next().unwrap_or("").trim())
-        .filter(|l| !l.is_empty())
+    Ok(mirrorpid::plan::cluster_ids(&text)
         .map(str::to_owned)
         .collect())
 }
@@ -331,52 +328,34 @@ fn clusters_check(file: &Path, out: Output) -> Result<String> {
     if ids.is_empty() {
         return Err(format!("{}: no cluster IDs", file.display()));
     }
-    for id in &ids {
-        mirrorpid::SourceCluster::new(id).map_err(|e| format!("{}: {e}", file.display()))?;
-    }
-    let regions: Vec<u32> = ids
-        .iter()
-        .map(|c| pid::region(Origin::Cluster(c), 0))
-        .collect();
-    let mut by_region: BTreeMap<u32, Vec<&str>> = BTreeMap::new();
-    for (id, r) in ids.iter().zip(&regions) {
-        by_region.entry(*r).or_default().push(id);
-    }
-    let shared: Vec<(u32, Vec<&str>)> =
-        by_region.into_iter().filter(|(_, v)| v.len() > 1).collect();
-    let risk = pid::shared_region_probability(ids.len());
+    let plan = mirrorpid::plan::plan(ids.iter().map(String::as_str))
+        .map_err(|e| format!("{}: {e}", file.display()))?;
     if out.json {
-        return Ok(format!(
-            "{}\n",
-            json!({
-                "clusters": ids.iter().zip(&regions).map(|(c, r)| json!({"id": c, "region": r})).collect::<Vec<_>>(),
-                "sharedRegions": shared.iter().map(|(r, c)| json!({"region": r, "clusters": c})).collect::<Vec<_>>(),
-                "sharedRegionProbability": risk,
-            })
-        ));
+        return Ok(format!("{}\n", json!(plan)));
     }
-    let rows: Vec<Vec<String>> = ids
+    let rows: Vec<Vec<String>> = plan
+        .clusters
         .iter()
-        .zip(&regions)
-        .map(|(c, r)| vec![c.clone(), region_hex(*r)])
+        .map(|c| vec![c.id.clone(), region_hex(c.region)])
         .collect();
     let mut text = table(&["CLUSTER", "REGION"], &rows);
-    if shared.is_empty() {
+    if plan.shared_regions.is_empty() {
         text.push_str("\nNo two clusters share a region at salt 0.\n");
     } else {
-        for (r, c) in &shared {
+        for shared in &plan.shared_regions {
             let _ = writeln!(
                 text,
                 "\nSHARED REGION {}: {} (rename one, or keep their producers from meeting by two paths)",
-                region_hex(*r),
-                c.join(", ")
+                region_hex(shared.region),
+                shared.clusters.join(", ")
             );
         }
     }
     let _ = writeln!(
         text,
-        "Chance that some two of {} random cluster IDs share a region: {risk:.2e}",
-        ids.len()
+        "Chance that some two of {} random cluster IDs share a region: {:.2e}",
+        plan.clusters.len(),
+        plan.shared_region_probability
     );
     Ok(text)
 }

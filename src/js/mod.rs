@@ -314,3 +314,15 @@ pub fn simulate(
         &serde_json::to_value(report).unwrap_or_default(),
     ))
 }
+
+/// Checks a fleet's cluster IDs before mirroring starts: each ID's region at
+/// salt 0, the IDs sharing one, and the chance some two of that many would
+/// (`mirrorpid::plan`, the same check as `mirrorpid clusters check`).
+#[wasm_bindgen(js_name = planClusters, unchecked_return_type = "ClusterPlan")]
+///
+/// `ids` is a list as people write one: one ID per line, blank lines and
+/// `#` comments ignored.
+pub fn plan_clusters(ids: &str) -> Result<JsValue, JsError> {
+    let plan = crate::plan::plan(crate::plan::cluster_ids(ids)).map_err(js_err)?;
+    Ok(json_to_js(&serde_json::to_value(plan).unwrap_or_default()))
+}

@@ -104,11 +104,25 @@ export interface SimulatorLimits {
   count: number;
   deliveries: number;
 }
+/** One entry of a partition's producer state (Kafka's ProducerStateManager, modelled). */
+export interface ProducerStateEntry {
+  pid: string;
+  /** The true producer of the last batch the entry took. */
+  producer: string;
+  /** Every true producer that wrote with this PID here (two or more: shared). */
+  producers: string[];
+  epoch: number;
+  lastSequence: number;
+  openTransaction: string | null;
+}
+export type CorruptionKind = "sharedPids" | "wrongSequenceAccepted" | "lowerEpochAccepted" | "foreignMarker" | "psmBypass";
+export type Strategy = "verbatim" | "kip" | "mirrorpid";
 /** The simulator's report (JSON form: 64-bit integers as decimal strings). */
 export interface SimulationReport {
   name: string;
   partitions: {
     cluster: string;
+    writable: boolean;
     sources: string[];
     batches: number;
     identities: {
@@ -124,6 +138,7 @@ export interface SimulationReport {
     }[];
     corruption: PerStrategy<Corruption>;
     duplicates: PerStrategy<number>;
+    producerState: PerStrategy<ProducerStateEntry[]>;
     records: { keyHex: string; valueHex: string | null; json: RecordJson }[];
   }[];
   paths: {
@@ -131,6 +146,27 @@ export interface SimulationReport {
     cluster: string;
     hops: { cluster: string; distance: number; pid: PerStrategy<string> }[];
   }[];
+  /** Every link that existed during the run, with the PID each producer carried across it last. */
+  links: {
+    from: string;
+    to: string;
+    active: boolean;
+    crossings: { producer: string; pid: PerStrategy<string> }[];
+  }[];
   totals: PerStrategy<Corruption>;
-  log: string[];
+  /** One step per event: what happened, the totals after it, the corruptions it caused in words. */
+  timeline: {
+    text: string;
+    totals: PerStrategy<number>;
+    incidents: { strategy: Strategy; cluster: string; kind: CorruptionKind; text: string }[];
+    /** Incidents beyond the 20 said in words. */
+    unsaid: number;
+  }[];
+}
+/** A fleet's cluster IDs checked for shared salt-0 regions (`planClusters`). */
+export interface ClusterPlan {
+  clusters: { id: string; region: number }[];
+  sharedRegions: { region: number; clusters: string[] }[];
+  /** The chance that some two of this many random cluster IDs share a region. */
+  sharedRegionProbability: number;
 }

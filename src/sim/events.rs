@@ -6,9 +6,9 @@ use crate::batch::{BatchBuilder, ControlType, RecordSpec};
 use crate::error::{Error, Result};
 
 impl Sim {
-    /// Applies one event.
-    pub(super) fn event(&mut self, event: &Event) -> Result<()> {
-        match event {
+    /// Applies one event; returns what happened, in a line.
+    pub(super) fn event(&mut self, event: &Event) -> Result<String> {
+        Ok(match event {
             Event::Produce {
                 producer,
                 count,
@@ -23,10 +23,10 @@ impl Sim {
                 for _ in 0..*count {
                     self.produce(p, *transactional, None)?;
                 }
-                self.log.push(format!(
+                format!(
                     "{producer} writes {count} {}batch(es)",
                     if *transactional { "transactional " } else { "" }
-                ));
+                )
             }
             Event::Commit { producer } | Event::Abort { producer } => {
                 let p = self.producer(producer)?;
@@ -37,22 +37,17 @@ impl Sim {
                     ControlType::Abort
                 };
                 self.produce(p, true, Some(marker))?;
-                self.log.push(format!(
-                    "{producer} {}",
-                    if commit { "commits" } else { "aborts" }
-                ));
+                format!("{producer} {}", if commit { "commits" } else { "aborts" })
             }
             Event::Failover { cluster } => {
                 let c = self.cluster(cluster, "failover")?;
                 self.writable[c] = true;
                 self.links.retain(|l| l.1 != c);
-                self.log.push(format!(
-                    "failover: {cluster} is writable, mirroring into it stops"
-                ));
+                format!("failover: {cluster} is writable, mirroring into it stops")
             }
             Event::AddLink { from, to } => {
                 self.add_link(from, to)?;
-                self.log.push(format!("link {from} -> {to} added"));
+                format!("link {from} -> {to} added")
             }
             Event::RemoveLink { from, to } => {
                 let context = format!("remove link {from} -> {to}");
@@ -60,23 +55,23 @@ impl Sim {
                 if !self.links.remove(&(f, t)) {
                     return Err(Error::invalid(format!("{context}: no such link")));
                 }
-                self.log.push(format!("link {from} -> {to} removed"));
+                format!("link {from} -> {to} removed")
             }
             Event::Election { cluster, snapshot } => {
                 let c = self.cluster(cluster, "election")?;
                 self.elect(c, *snapshot)?;
-                self.log.push(format!(
+                format!(
                     "leader election at {cluster}: {}replay of __mirror_state",
                     if *snapshot {
                         "snapshot restore, then "
                     } else {
                         ""
                     }
-                ));
+                )
             }
             Event::Advance { ms } => {
                 self.advance(*ms)?;
-                self.log.push(format!("{ms} ms pass"));
+                format!("{ms} ms pass")
             }
             Event::Expire { advance_ms } => {
                 self.advance(*advance_ms)?;
@@ -95,13 +90,12 @@ impl Sim {
                         world.state_topic[c].extend(tombstones);
                     }
                 }
-                self.log.push(format!(
+                format!(
                     "expiry after {advance_ms} ms: producer state drops idle producers; \
                      mirrorpid drops {dropped} binding(s)"
-                ));
+                )
             }
-        }
-        Ok(())
+        })
     }
 
     /// One batch of producer `p`, written locally and mirrored everywhere.

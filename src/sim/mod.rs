@@ -17,7 +17,10 @@ mod strategy;
 
 pub use strategy::{PerStrategy, Strategy, STRATEGIES};
 
-pub use report::{Hop, IdentityRow, PartitionReport, ProducerPath, RecordRow, Report};
+pub use report::{
+    Crossing, Hop, IdentityRow, IncidentRow, LinkReport, PartitionReport, ProducerPath, RecordRow,
+    Report, Step,
+};
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -42,6 +45,9 @@ pub const MAX_LINKS: usize = 2_000;
 pub const MAX_PRODUCERS: usize = 10_000;
 /// The most events a scenario may have.
 pub const MAX_EVENTS: usize = 10_000;
+/// The most incidents a report says in words for one event (the counts
+/// always cover all of them).
+pub const MAX_INCIDENTS_PER_EVENT: usize = 20;
 /// The most batches one `produce` event may write.
 pub const MAX_COUNT: u32 = 10_000;
 /// The work budget of one run: appends of a batch at a cluster, summed over
@@ -115,7 +121,12 @@ struct Sim {
     hops: BTreeMap<(usize, usize), (u32, PerStrategy<i64>)>,
     /// (cluster, source, incoming pid under mirrorpid) -> producers.
     who: BTreeMap<(usize, String, i64), BTreeSet<usize>>,
-    log: Vec<String>,
+    /// Every link that ever existed.
+    ever_linked: BTreeSet<(usize, usize)>,
+    /// (from, to, producer) -> the PID its last batch carried into `to`.
+    crossings: BTreeMap<(usize, usize, usize), PerStrategy<i64>>,
+    /// What each event did.
+    timeline: Vec<Step>,
     /// Deliveries so far (see [`MAX_DELIVERIES`]).
     deliveries: u64,
 }
@@ -162,7 +173,9 @@ impl Sim {
             now: START_MS,
             hops: BTreeMap::new(),
             who: BTreeMap::new(),
-            log: Vec::new(),
+            ever_linked: BTreeSet::new(),
+            crossings: BTreeMap::new(),
+            timeline: Vec::new(),
             deliveries: 0,
             clusters,
         };
@@ -230,6 +243,7 @@ impl Sim {
                 "{context}: the links would form a cycle"
             )));
         }
+        self.ever_linked.insert((f, t));
         Ok(())
     }
 
@@ -263,7 +277,9 @@ impl Sim {
 
     fn run(mut self, s: &Scenario) -> Result<Report> {
         for (i, event) in s.events.iter().enumerate() {
-            self.advance(1)
+            self.timeline.push(Step::default());
+            let text = self
+                .advance(1)
                 .and_then(|()| self.event(event))
                 .map_err(|e| {
                     Error::invalid(format!(
@@ -272,6 +288,13 @@ impl Sim {
                         events::describe(event)
                     ))
                 })?;
+            let totals = PerStrategy::from_fn(|strategy| {
+                let psm = &self.worlds.get(strategy).psm;
+                psm.iter().map(|p| p.corruption.total()).sum()
+            });
+            let step = self.timeline.last_mut().expect("pushed above");
+            step.text = text;
+            step.totals = totals;
         }
         Ok(self.report(s))
     }
@@ -342,6 +365,13 @@ impl Sim {
             }
         }
         let pid_here = read_pid(&batch.bytes);
+        if let Some(src) = from {
+            *self
+                .crossings
+                .entry((src, cluster, batch.owner))
+                .or_default()
+                .get_mut(strategy) = pid_here;
+        }
         let hop = self
             .hops
             .entry((batch.owner, cluster))
@@ -350,7 +380,7 @@ impl Sim {
         *hop.1.get_mut(strategy) = pid_here;
         let world = self.worlds.get_mut(strategy);
         world.logs[cluster] += 1;
-        world.psm[cluster].append(&Appended {
+        let found = world.psm[cluster].append(&Appended {
             owner: &self.producers[batch.owner].id,
             idempotent: self.producers[batch.owner].pid >= 0,
             pid: pid_here,
@@ -361,6 +391,20 @@ impl Sim {
             marker: batch.marker,
             now_ms: self.now,
         });
+        if let Some(step) = self.timeline.last_mut() {
+            for incident in found {
+                if step.incidents.len() < MAX_INCIDENTS_PER_EVENT {
+                    step.incidents.push(IncidentRow {
+                        strategy,
+                        cluster: self.clusters[cluster].clone(),
+                        kind: incident.kind,
+                        text: incident.text,
+                    });
+                } else {
+                    step.unsaid += 1;
+                }
+            }
+        }
         Ok(batch)
     }
 

@@ -44,7 +44,44 @@ impl Serialize for Corruption {
     }
 }
 
+/// One kind of silent corruption (the field names of [`Corruption`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub enum Kind {
+    /// A PID used by a second true producer.
+    SharedPids,
+    /// A sequence that does not follow another producer's last one, accepted.
+    WrongSequenceAccepted,
+    /// An epoch below another producer's, accepted.
+    LowerEpochAccepted,
+    /// A marker closing another producer's transaction.
+    ForeignMarker,
+    /// An idempotent producer's batch with a negative PID.
+    PsmBypass,
+}
+
+/// One silent corruption as it happened, said in a sentence.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Incident {
+    /// What kind.
+    pub kind: Kind,
+    /// What went wrong in the producer state, e.g. "b5's batch with
+    /// sequence 0 accepted as a5's producer 5 after sequence 1".
+    pub text: String,
+}
+
 impl Corruption {
+    /// Counts one corruption of `kind`.
+    pub fn count(&mut self, kind: Kind) {
+        *match kind {
+            Kind::SharedPids => &mut self.shared_pids,
+            Kind::WrongSequenceAccepted => &mut self.wrong_sequence_accepted,
+            Kind::LowerEpochAccepted => &mut self.lower_epoch_accepted,
+            Kind::ForeignMarker => &mut self.foreign_marker,
+            Kind::PsmBypass => &mut self.psm_bypass,
+        } += 1;
+    }
+
     /// The sum of all kinds.
     pub fn total(&self) -> u32 {
         self.shared_pids
@@ -109,66 +146,153 @@ pub struct ProducerState {
 }
 
 impl ProducerState {
-    /// Appends one batch.
-    pub fn append(&mut self, b: &Appended<'_>) {
-        if b.pid < 0 {
+    /// Appends one batch; returns the silent corruptions it caused (also
+    /// counted in [`ProducerState::corruption`]).
+    pub fn append(&mut self, b: &Appended<'_>) -> Vec<Incident> {
+        let mut found = Vec::new();
+        let mut report = |kind: Kind, text: String| found.push(Incident { kind, text });
+        let who = b.owner;
+        let pid = b.pid;
+        if pid < 0 {
             if b.idempotent {
-                self.corruption.psm_bypass += 1;
+                report(
+                    Kind::PsmBypass,
+                    format!(
+                        "{who}'s batch carries PID {pid}: the producer state ignores it \
+                         (no sequence, epoch or transaction check)"
+                    ),
+                );
             }
-            return;
+            return self.counted(found);
         }
-        let owners = self.owners.entry(b.pid).or_default();
-        if owners.insert(b.owner.to_owned()) && owners.len() == 2 {
-            self.corruption.shared_pids += 1;
+        let owners = self.owners.entry(pid).or_default();
+        if owners.insert(who.to_owned()) && owners.len() == 2 {
+            let first = owners
+                .iter()
+                .find(|o| *o != who)
+                .cloned()
+                .unwrap_or_default();
+            report(
+                Kind::SharedPids,
+                format!("{who} writes as PID {pid}, which {first} already uses: one producer where there are two"),
+            );
         }
         let last = b.base_sequence.wrapping_add(b.count.max(1) - 1);
-        let Some(e) = self.entries.get_mut(&b.pid) else {
+        let Some(e) = self.entries.get_mut(&pid) else {
             self.entries.insert(
-                b.pid,
+                pid,
                 Entry {
-                    owner: b.owner.to_owned(),
+                    owner: who.to_owned(),
                     epoch: b.epoch,
                     last_sequence: if b.marker { -1 } else { last },
-                    txn_owner: b.transactional.then(|| b.owner.to_owned()),
+                    txn_owner: b.transactional.then(|| who.to_owned()),
                     last_seen: b.now_ms,
                 },
             );
-            return;
+            return self.counted(found);
         };
         e.last_seen = b.now_ms;
-        let foreign = e.owner != b.owner;
+        let foreign = e.owner != who;
         if b.marker {
             if let Some(t) = e.txn_owner.take() {
-                if t != b.owner {
-                    self.corruption.foreign_marker += 1;
+                if t != who {
+                    report(
+                        Kind::ForeignMarker,
+                        format!("{who}'s COMMIT/ABORT marker closes {t}'s open transaction on PID {pid}"),
+                    );
                 }
             }
             if foreign && b.epoch < e.epoch {
-                self.corruption.lower_epoch_accepted += 1;
+                report(
+                    Kind::LowerEpochAccepted,
+                    format!(
+                        "{who}'s marker with epoch {} accepted as {}'s producer {pid} at epoch {}",
+                        b.epoch, e.owner, e.epoch
+                    ),
+                );
             }
-            e.owner = b.owner.to_owned();
+            e.owner = who.to_owned();
             e.epoch = b.epoch;
-            return;
+            return self.counted(found);
         }
         if !foreign && b.base_sequence <= e.last_sequence && b.epoch == e.epoch {
             self.duplicates += 1;
-            return;
+            return self.counted(found);
         }
         if foreign {
             if b.base_sequence != e.last_sequence.wrapping_add(1) {
-                self.corruption.wrong_sequence_accepted += 1;
+                report(
+                    Kind::WrongSequenceAccepted,
+                    format!(
+                        "{who}'s batch with sequence {} accepted as {}'s producer {pid} after sequence {}",
+                        b.base_sequence, e.owner, e.last_sequence
+                    ),
+                );
             }
             if b.epoch < e.epoch {
-                self.corruption.lower_epoch_accepted += 1;
+                report(
+                    Kind::LowerEpochAccepted,
+                    format!(
+                        "{who}'s batch with epoch {} accepted as {}'s producer {pid} at epoch {}",
+                        b.epoch, e.owner, e.epoch
+                    ),
+                );
             }
         }
-        e.owner = b.owner.to_owned();
+        e.owner = who.to_owned();
         e.epoch = b.epoch;
         e.last_sequence = last;
         if b.transactional && e.txn_owner.is_none() {
-            e.txn_owner = Some(b.owner.to_owned());
+            e.txn_owner = Some(who.to_owned());
         }
+        self.counted(found)
     }
+
+    /// Counts `found` and hands it back.
+    fn counted(&mut self, found: Vec<Incident>) -> Vec<Incident> {
+        for i in &found {
+            self.corruption.count(i.kind);
+        }
+        found
+    }
+
+    /// What the producer state holds, one row per PID, in PID order.
+    pub fn entries(&self) -> Vec<EntryRow> {
+        self.entries
+            .iter()
+            .map(|(pid, e)| EntryRow {
+                pid: pid.to_string(),
+                producer: e.owner.clone(),
+                producers: self
+                    .owners
+                    .get(pid)
+                    .map(|o| o.iter().cloned().collect())
+                    .unwrap_or_default(),
+                epoch: e.epoch,
+                last_sequence: e.last_sequence,
+                open_transaction: e.txn_owner.clone(),
+            })
+            .collect()
+    }
+}
+
+/// One entry of a partition's producer state, as the playground lists it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct EntryRow {
+    /// The PID (decimal).
+    pub pid: String,
+    /// The true producer of the last batch the entry took.
+    pub producer: String,
+    /// Every true producer that ever wrote with this PID here (two or more:
+    /// a shared PID).
+    pub producers: Vec<String>,
+    /// The entry's epoch.
+    pub epoch: i16,
+    /// The entry's last sequence (-1: none yet).
+    pub last_sequence: i32,
+    /// The producer whose transaction is open on it, if any.
+    pub open_transaction: Option<String>,
 }
 
 impl ProducerState {
@@ -234,6 +358,43 @@ mod tests {
         assert_eq!(c.foreign_marker, 1);
         assert_eq!(c.psm_bypass, 1);
         assert_eq!(c.total(), 5);
+    }
+
+    #[test]
+    fn each_corruption_is_said_in_a_sentence() {
+        let mut s = ProducerState::default();
+        assert!(s.append(&batch("a5", 5, 0)).is_empty());
+        assert!(s.append(&batch("a5", 5, 1)).is_empty());
+        let found = s.append(&Appended {
+            epoch: -1,
+            ..batch("b5", 5, 0)
+        });
+        let said: Vec<(Kind, &str)> = found.iter().map(|i| (i.kind, i.text.as_str())).collect();
+        assert_eq!(
+            said,
+            [
+                (
+                    Kind::SharedPids,
+                    "b5 writes as PID 5, which a5 already uses: one producer where there are two"
+                ),
+                (
+                    Kind::WrongSequenceAccepted,
+                    "b5's batch with sequence 0 accepted as a5's producer 5 after sequence 1"
+                ),
+                (
+                    Kind::LowerEpochAccepted,
+                    "b5's batch with epoch -1 accepted as a5's producer 5 at epoch 0"
+                ),
+            ]
+        );
+        assert_eq!(s.corruption.total(), 3, "each sentence is one count");
+        let rows = s.entries();
+        assert_eq!(rows.len(), 1);
+        assert_eq!(
+            (rows[0].producer.as_str(), rows[0].last_sequence),
+            ("b5", 0)
+        );
+        assert_eq!(rows[0].producers, ["a5", "b5"]);
     }
 
     #[test]

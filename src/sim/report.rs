@@ -4,9 +4,9 @@
 
 use serde::Serialize;
 
-use super::psm::Corruption;
+use super::psm::{Corruption, EntryRow, Kind};
 use super::scenario::Scenario;
-use super::{PerStrategy, Sim};
+use super::{PerStrategy, Sim, Strategy};
 use crate::pid;
 
 /// The PIDs a batch of one producer carried at one cluster.
@@ -69,12 +69,69 @@ pub struct RecordRow {
     pub json: serde_json::Value,
 }
 
+/// One producer's batches across one mirror link.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Crossing {
+    /// The true producer.
+    pub producer: String,
+    /// The PID its last batch carried into the destination (after the
+    /// hop's rewrite), per strategy (decimal strings).
+    pub pid: PerStrategy<String>,
+}
+
+/// A mirror link and what crossed it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct LinkReport {
+    /// The source cluster.
+    pub from: String,
+    /// The destination cluster.
+    pub to: String,
+    /// Whether the link still mirrors at the end (a failover or a
+    /// `removeLink` stops it).
+    pub active: bool,
+    /// Every producer whose batches crossed it, in producer order.
+    pub crossings: Vec<Crossing>,
+}
+
+/// A silent corruption at one partition, under one strategy.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct IncidentRow {
+    /// The strategy.
+    pub strategy: Strategy,
+    /// The partition's cluster.
+    pub cluster: String,
+    /// Which count it adds to.
+    pub kind: Kind,
+    /// What went wrong in the producer state, in a sentence.
+    pub text: String,
+}
+
+/// One event of the run and what it did.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Step {
+    /// What happened, in a line.
+    pub text: String,
+    /// Corruption totals over all partitions after it, per strategy.
+    pub totals: PerStrategy<u32>,
+    /// The silent corruptions it caused, at most
+    /// [`super::MAX_INCIDENTS_PER_EVENT`] of them in words.
+    pub incidents: Vec<IncidentRow>,
+    /// How many more it caused than `incidents` lists.
+    pub unsaid: u32,
+}
+
 /// One partition (cluster) after the run.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct PartitionReport {
     /// The cluster.
     pub cluster: String,
+    /// Whether local producers may write (a failover makes a mirror writable).
+    pub writable: bool,
     /// Clusters mirrored into it (at the end).
     pub sources: Vec<String>,
     /// Batches in its log.
@@ -85,6 +142,8 @@ pub struct PartitionReport {
     pub corruption: PerStrategy<Corruption>,
     /// Deduplicated re-deliveries per strategy (not corruption).
     pub duplicates: PerStrategy<u32>,
+    /// What Kafka's producer state holds here, per strategy.
+    pub producer_state: PerStrategy<Vec<EntryRow>>,
     /// The `__mirror_state` log mirrorpid wrote here, in order.
     pub records: Vec<RecordRow>,
 }
@@ -99,10 +158,13 @@ pub struct Report {
     pub partitions: Vec<PartitionReport>,
     /// One entry per producer.
     pub paths: Vec<ProducerPath>,
+    /// Every mirror link that existed during the run, in (from, to) order
+    /// of the clusters' positions.
+    pub links: Vec<LinkReport>,
     /// Corruption summed over partitions.
     pub totals: PerStrategy<Corruption>,
-    /// What happened, one line per event.
-    pub log: Vec<String>,
+    /// One step per event, in order.
+    pub timeline: Vec<Step>,
 }
 
 impl Sim {
@@ -113,9 +175,11 @@ impl Sim {
         for (c, name) in self.clusters.iter().enumerate() {
             let mut corruption = PerStrategy::<Corruption>::default();
             let mut duplicates = PerStrategy::<u32>::default();
+            let mut producer_state = PerStrategy::<Vec<EntryRow>>::default();
             for world in self.worlds.iter() {
                 *corruption.get_mut(world.strategy) = world.psm[c].corruption;
                 *duplicates.get_mut(world.strategy) = world.psm[c].duplicates;
+                *producer_state.get_mut(world.strategy) = world.psm[c].entries();
                 totals.get_mut(world.strategy).add(&world.psm[c].corruption);
             }
             let world = &self.worlds.mirrorpid;
@@ -172,6 +236,7 @@ impl Sim {
                 .collect();
             partitions.push(PartitionReport {
                 cluster: name.clone(),
+                writable: self.writable[c],
                 sources: self
                     .links
                     .iter()
@@ -182,6 +247,7 @@ impl Sim {
                 identities,
                 corruption,
                 duplicates,
+                producer_state,
                 records,
             });
         }
@@ -198,11 +264,24 @@ impl Sim {
                     .map(|(&(_, c), (distance, pids))| Hop {
                         cluster: self.clusters[c].clone(),
                         distance: *distance,
-                        pid: PerStrategy {
-                            verbatim: pids.verbatim.to_string(),
-                            kip: pids.kip.to_string(),
-                            mirrorpid: pids.mirrorpid.to_string(),
-                        },
+                        pid: pid_strings(pids),
+                    })
+                    .collect(),
+            })
+            .collect();
+        let links = self
+            .ever_linked
+            .iter()
+            .map(|&(from, to)| LinkReport {
+                from: self.clusters[from].clone(),
+                to: self.clusters[to].clone(),
+                active: self.links.contains(&(from, to)),
+                crossings: self
+                    .crossings
+                    .range((from, to, 0)..=(from, to, usize::MAX))
+                    .map(|(&(_, _, p), pids)| Crossing {
+                        producer: self.producers[p].id.clone(),
+                        pid: pid_strings(pids),
                     })
                     .collect(),
             })
@@ -211,10 +290,15 @@ impl Sim {
             name: s.name.clone(),
             partitions,
             paths,
+            links,
             totals,
-            log: self.log,
+            timeline: self.timeline,
         }
     }
+}
+
+fn pid_strings(pids: &PerStrategy<i64>) -> PerStrategy<String> {
+    PerStrategy::from_fn(|s| pids.get(s).to_string())
 }
 
 fn hex(bytes: &[u8]) -> String {

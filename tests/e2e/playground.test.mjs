@@ -23,6 +23,7 @@ const PRESETS = {
   "region-collision": [3, 6, 0],
   election: [3, 9, 0],
   transactions: [6, 8, 0],
+  "fleet-50": [110, 158, 0],
 };
 
 async function totals(page) {

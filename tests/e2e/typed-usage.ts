@@ -8,6 +8,7 @@ import {
   decodeRecord,
   encodeRecord,
   mapPid,
+  planClusters,
   simulate,
   type Binding,
   type LoadResult,
@@ -50,7 +51,16 @@ if (loaded.outcome === "bound") {
   console.log(evicted);
 }
 const f: bigint = mapPid("A", "5", 0);
-const total: number = simulate("{}").totals.mirrorpid.total;
+const report = simulate("{}");
+const total: number = report.totals.mirrorpid.total;
+// The playground's picture: PIDs across links, the timeline, producer state, the planner.
+const across: string[] = report.links.flatMap((l) => l.crossings.map((c) => c.pid.mirrorpid));
+const said: string[] = report.timeline.flatMap((s) => s.incidents.map((i) => `${i.strategy} ${i.kind}: ${i.text}`));
+const held: number[] = report.partitions.flatMap((p) => p.producerState.verbatim.map((e) => e.lastSequence));
+const plan = planClusters("cluster-2123\ncluster-2336");
+const risk: number = plan.sharedRegionProbability;
+const pairs: string[][] = plan.sharedRegions.map((s) => s.clusters);
+console.log(across, said, held, risk, pairs);
 new PidMapper("bxw7Kp1OS3-KHC0-T1prfA", 0, null);
 console.log(mapped, salt, consumed, firstMapped, control, lastSeen, pid40, space, source, f, total);
 
@@ -61,6 +71,8 @@ new PidMapper("bxw7Kp1OS3-KHC0-T1prfA", 0, { durabilty: "collisions" });
 m.rewriteBatches("A", new Uint8Array(), 0, { strictCRC: true });
 // @ts-expect-error a PID is an Int64, not a boolean
 m.map("A", true, 0);
+// @ts-expect-error the planner takes the pasted text, not an array
+planClusters(["A", "B"]);
 // @ts-expect-error mapped PIDs are bigint, not number
 const wrong: number = r.mapped;
 console.log(wrong);

@@ -3,12 +3,9 @@
 // comes from the simulator's report; nothing is recomputed here.
 import { decodePid } from "../pkg/mirrorpid.js";
 import { $, h } from "./dom.js";
+import { pidStyle } from "./colour.js";
+import { STRATEGIES } from "./strategies.js";
 
-const STRATEGIES = [
-  ["verbatim", "verbatim"],
-  ["kip", "-(pid+2)"],
-  ["mirrorpid", "mirrorpid"],
-];
 const KINDS = [
   ["sharedPids", "PIDs shared by different producers"],
   ["wrongSequenceAccepted", "wrong sequence accepted"],
@@ -17,11 +14,24 @@ const KINDS = [
   ["psmBypass", "batches bypassing producer state (negative PID)"],
 ];
 
+/** A PID as a coloured chip (its region's colour when mapped). */
+export function pidChip(pid) {
+  const style = pidStyle(pid);
+  return h(
+    "span",
+    {
+      class: `dec pid-chip ${style.kind}`,
+      style: `--pill-bg: ${style.background}; --pill-ink: ${style.ink}; --pill-edge: ${style.edge}`,
+    },
+    pid,
+  );
+}
+
 function pidCell(pid) {
   if (pid === undefined) return h("td", { class: "na" }, "–");
   const n = BigInt(pid);
   const cell = h("td", { class: n < 0n ? "pid negative" : "pid" });
-  cell.append(h("span", { class: "dec" }, pid));
+  cell.append(pidChip(pid));
   if (n >= 1n << 62n) {
     const info = decodePid(n);
     cell.append(
@@ -150,7 +160,7 @@ export function renderResults(report) {
           h("td", {}, id.source),
           h("td", { class: "mono" }, id.pid),
           h("td", {}, id.producers.join(", ") || "–"),
-          h("td", { class: "pid" }, h("span", { class: "dec" }, id.mapped), h("span", { class: "hex" }, id.mappedHex)),
+          h("td", { class: "pid" }, pidChip(id.mapped), h("span", { class: "hex" }, id.mappedHex)),
           h("td", { class: "mono" }, "0x" + id.region.toString(16).padStart(6, "0")),
           h("td", { class: "mono" }, id.pid40),
           h("td", { class: "num" }, id.salt),
@@ -226,5 +236,5 @@ export function renderResults(report) {
   $("#partitions").replaceChildren(
     ...(cards.length ? cards : [h("p", { class: "muted" }, "No mirror links: add one to see mapped PIDs.")]),
   );
-  $("#log").replaceChildren(...report.log.map((l) => h("li", {}, l)));
+  $("#log").replaceChildren(...report.timeline.map((step) => h("li", {}, step.text)));
 }
