@@ -32,6 +32,9 @@ python3 scripts/gen-fleet-preset.py --check
 log "native tests: core, broker ABI, command line"
 cargo test -p mirrorpid -p mirrorpid-broker -p mirrorpid-cli --features mirrorpid/js
 
+log "memory per producer at 1 M and 10 M (release build)"
+cargo test --release -p mirrorpid --test memory
+
 log "build WASM packages and the broker module"
 bash scripts/build.sh
 

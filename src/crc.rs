@@ -48,44 +48,27 @@ const fn multmodp_bits(a: u32, mut b: u32) -> u32 {
 }
 
 /// `a · b mod P`, four bits of `a` at a time (Horner's rule from the
-/// highest degree, which is `a`'s lowest bits): a 16-entry table of the
-/// multiples of `b`, then eight steps of shift, reduce and add.
+/// highest degree, which is `a`'s lowest bits): eight steps of shift,
+/// reduce and add the nibble's multiple of `b`.
+#[inline]
 fn multmodp(a: u32, b: u32) -> u32 {
-    // Raw bit s of a nibble is the coefficient of x^(3 - s) within it.
     let b1 = mulx(b);
     let b2 = mulx(b1);
     let b3 = mulx(b2);
-    let mut t = [0u32; 16];
-    for (j, slot) in t.iter_mut().enumerate() {
-        let mut v = 0;
-        if j & 1 != 0 {
-            v ^= b3;
-        }
-        if j & 2 != 0 {
-            v ^= b2;
-        }
-        if j & 4 != 0 {
-            v ^= b1;
-        }
-        if j & 8 != 0 {
-            v ^= b;
-        }
-        *slot = v;
-    }
+    // A nibble's bits select b·x^3, b·x^2, b·x, b (lowest bit first) by
+    // masks: no table to build, no branch.
+    let mask = |bit: u32| 0u32.wrapping_sub(bit & 1);
     let mut p = 0u32;
     let mut shift = 0;
     while shift < 32 {
         p = (p >> 4) ^ REDUCE4[(p & 15) as usize];
-        p ^= t[((a >> shift) & 15) as usize];
+        let n = a >> shift;
+        p ^= (b3 & mask(n)) ^ (b2 & mask(n >> 1)) ^ (b1 & mask(n >> 2)) ^ (b & mask(n >> 3));
         shift += 4;
     }
     p
 }
 
-/// `SHIFT[k][d] = x^(8 · d · 256^k) mod P`: the operator that appends
-/// `d · 256^k` zero bytes to a `crc0`. 4 × 256 entries (4 KiB) cover every
-/// byte count below 2^32 with one multiplication per non-zero base-256
-/// digit: one for a batch under 256 bytes, two under 64 KiB.
 static SHIFT: [[u32; 256]; 4] = {
     let mut t = [[0u32; 256]; 4];
     let x1: u32 = 1 << 30;
@@ -107,6 +90,7 @@ static SHIFT: [[u32; 256]; 4] = {
 };
 
 /// `v · x^(8n) mod P`: appends `n` zero bytes to the `crc0` value `v`.
+#[inline]
 fn shift(mut v: u32, n: u64) -> u32 {
     let n = u32::try_from(n).expect("a batch is under 2^31 bytes");
     for (k, table) in SHIFT.iter().enumerate() {

@@ -139,7 +139,7 @@ fn errors_are_js_errors_and_change_nothing() {
     .encode();
     bad[16] = 9;
     let err = m
-        .rewrite_batches("A", &bad, JsValue::from(0), None)
+        .rewrite_batches("A", bad.clone(), JsValue::from(0), None)
         .unwrap_err();
     assert!(message(err).starts_with("UnknownMagic"));
     assert_eq!(m.snapshot().unwrap(), before);
@@ -163,7 +163,7 @@ fn rewrite_snapshot_restore_expire() {
     .encode();
     let strict = JSON::parse(r#"{"strictCrc": true}"#).unwrap();
     let out = m
-        .rewrite_batches("A", &batch, JsValue::from(10), Some(strict))
+        .rewrite_batches("A", batch.clone(), JsValue::from(10), Some(strict))
         .unwrap();
     let bytes = bytes_of(&get(&out, "bytes"));
     assert_eq!(&bytes[43..51], &8373639764095533061i64.to_be_bytes());
@@ -184,7 +184,7 @@ fn rewrite_snapshot_restore_expire() {
         0
     );
     let retry = m
-        .rewrite_batches("A", &batch, JsValue::from(10), None)
+        .rewrite_batches("A", batch.clone(), JsValue::from(10), None)
         .unwrap();
     assert_eq!(js_sys::Array::from(&get(&retry, "records")).length(), 1);
     let err = m.expire(JsValue::from(10)).unwrap_err();
@@ -262,7 +262,7 @@ fn unknown_option_keys_are_errors() {
     .encode();
     let strict = JSON::parse(r#"{"strictCRC":true}"#).unwrap();
     let err = m
-        .rewrite_batches("A", &batch, JsValue::from(1), Some(strict))
+        .rewrite_batches("A", batch.clone(), JsValue::from(1), Some(strict))
         .unwrap_err();
     assert!(message(err).contains("strictCRC"));
     assert_eq!(m.size(), 0, "nothing ran");
@@ -287,16 +287,50 @@ fn one_int64_convention() {
     assert_eq!(big(&get(&b, "pid")), 5);
     assert_eq!(big(&get(&b, "mapped")), 8373639764095533061);
     assert_eq!(big(&get(&b, "lastSeenMs")), 10);
-    for bad in [
-        JsValue::from_str(" 5"),
-        JsValue::from_str("+5"),
-        JsValue::from(2f64.powi(53)),
-    ] {
-        assert!(
-            m.map("A", bad.clone(), JsValue::from(0)).is_err(),
-            "{bad:?}"
-        );
+    // The edges, on the JS-built path and the plain one alike.
+    let bigint = |text: &str| {
+        js_sys::BigInt::new(&JsValue::from_str(text))
+            .unwrap()
+            .into()
+    };
+    for plain in [false, true] {
+        mirrorpid::js::use_plain_results(plain);
+        for bad in [
+            JsValue::from_str(" 5"),
+            JsValue::from_str("+5"),
+            JsValue::from(2f64.powi(53)),
+            JsValue::from(1.5),
+            JsValue::from(f64::NAN),
+            JsValue::TRUE,
+            JsValue::NULL,
+            bigint("9223372036854775808"),
+            bigint("-9223372036854775809"),
+        ] {
+            assert!(
+                m.map("A", bad.clone(), JsValue::from(0)).is_err(),
+                "{bad:?}"
+            );
+        }
+        // The extremes of the range are accepted; a PID in range that the
+        // mapper refuses gets the mapper's own error.
+        for (now, ok) in [
+            (bigint("9223372036854775807"), true),
+            (bigint("-9223372036854775808"), true),
+            (JsValue::from(2f64.powi(53) - 1.0), true),
+            (JsValue::from(-(2f64.powi(53) - 1.0)), true),
+        ] {
+            assert_eq!(
+                m.map("A", JsValue::from(5), now.clone()).is_ok(),
+                ok,
+                "{now:?}"
+            );
+        }
+        let err = m
+            .map("A", bigint("1099511627776"), JsValue::from(0))
+            .unwrap_err();
+        assert!(message(err).starts_with("PidOutOfRange"), "plain {plain}");
     }
+    mirrorpid::js::use_plain_results(false);
     let opts = JSON::parse(r#"{"producerExpirationMs":"1e3"}"#).unwrap();
     assert!(PidMapper::new(common::TOPIC, 0, Some(opts)).is_err());
 }
@@ -311,7 +345,7 @@ fn capacity_limits_in_js() {
     let mut victim = mapper();
     let served = |m: &mut PidMapper| {
         let out = m
-            .rewrite_batches("victim", &fetch(0..10), JsValue::from(500), None)
+            .rewrite_batches("victim", fetch(0..10), JsValue::from(500), None)
             .unwrap();
         bytes_of(&get(&out, "bytes"))
     };
@@ -324,7 +358,7 @@ fn capacity_limits_in_js() {
     for round in 0..20 {
         match flood.rewrite_batches(
             "flood",
-            &fetch(round * 100..round * 100 + 100),
+            fetch(round * 100..round * 100 + 100),
             JsValue::from(0),
             None,
         ) {
@@ -355,7 +389,7 @@ fn capacity_limits_in_js() {
     drop(flood);
     let mut again = mapper();
     assert!(again
-        .rewrite_batches("flood", &fetch(0..100), JsValue::from(0), None)
+        .rewrite_batches("flood", fetch(0..100), JsValue::from(0), None)
         .is_ok());
     assert_eq!(served(&mut victim), before);
     for bad in [
@@ -368,4 +402,116 @@ fn capacity_limits_in_js() {
             .unwrap();
         assert!(message(err).starts_with("InvalidInput"), "{bad}");
     }
+}
+
+/// Whether two results are the same: the same keys in the same order, equal
+/// bytes, and `Object.is` for everything else (BigInts included).
+fn same(a: &JsValue, b: &JsValue) -> bool {
+    if let (Some(x), Some(y)) = (a.dyn_ref::<Uint8Array>(), b.dyn_ref::<Uint8Array>()) {
+        return x.to_vec() == y.to_vec();
+    }
+    if a.is_object() && b.is_object() {
+        let (ka, kb) = (
+            js_sys::Object::keys(a.unchecked_ref::<js_sys::Object>()),
+            js_sys::Object::keys(b.unchecked_ref::<js_sys::Object>()),
+        );
+        return ka.length() == kb.length()
+            && (0..ka.length()).all(|i| {
+                let k = ka.get(i);
+                k == kb.get(i) && same(&Reflect::get(a, &k).unwrap(), &Reflect::get(b, &k).unwrap())
+            });
+    }
+    js_sys::Object::is(a, b)
+}
+
+/// The results built by JS in one call (the fast path) equal the ones built
+/// field by field (the path under a Content-Security-Policy without eval).
+#[wasm_bindgen_test]
+fn built_results_equal_plain_ones() {
+    use mirrorpid::batch::ControlType;
+    let fetch: Vec<u8> = [
+        BatchBuilder {
+            producer_id: 5,
+            base_offset: 10,
+            ..BatchBuilder::default()
+        },
+        BatchBuilder {
+            producer_id: 6,
+            transactional: true,
+            ..BatchBuilder::default()
+        },
+        BatchBuilder {
+            producer_id: 6,
+            transactional: true,
+            control: Some(ControlType::Commit),
+            ..BatchBuilder::default()
+        },
+        BatchBuilder {
+            producer_id: -1,
+            ..BatchBuilder::default()
+        },
+    ]
+    .iter()
+    .flat_map(BatchBuilder::encode)
+    .collect();
+    let run = |plain: bool| -> Vec<JsValue> {
+        mirrorpid::js::use_plain_results(plain);
+        let mut m = mapper();
+        let mut out = vec![m
+            .map("cluster-2123", JsValue::from(5), JsValue::from(1))
+            .unwrap()];
+        m.confirm();
+        // A collision: cluster-2336's producer 5 wants the same slot.
+        out.push(
+            m.map("cluster-2336", JsValue::from(5), JsValue::from(2))
+                .unwrap(),
+        );
+        m.confirm();
+        out.push(
+            m.map("cluster-2123", JsValue::from(5), JsValue::from(3))
+                .unwrap(),
+        );
+        out.push(
+            m.rewrite_batches("A", fetch.clone(), JsValue::from(4), None)
+                .unwrap(),
+        );
+        m.confirm();
+        out.push(
+            m.rewrite_batches("A", fetch.clone(), JsValue::from(5), None)
+                .unwrap(),
+        );
+        mirrorpid::js::use_plain_results(false);
+        out
+    };
+    let (built, plain) = (run(false), run(true));
+    assert!(
+        !get(&built[1], "collision").is_null(),
+        "the collision is in the test"
+    );
+    assert_eq!(
+        js_sys::Array::from(&get(&built[3], "batches")).length(),
+        4,
+        "every batch has an outcome"
+    );
+    for (i, (b, p)) in built.iter().zip(&plain).enumerate() {
+        let dump = js_sys::Function::new_with_args(
+            "v",
+            "return JSON.stringify(v, (k, x) => typeof x === 'bigint' ? x + 'n' : x)",
+        );
+        let show = |v: &JsValue| dump.call1(&JsValue::NULL, v).unwrap().as_string().unwrap();
+        assert!(same(b, p), "result {i}: {} vs {}", show(b), show(p));
+    }
+    // The bytes are a copy, not a view of WASM memory that later calls overwrite.
+    let bytes = get(&built[3], "bytes");
+    assert_eq!(bytes_of(&bytes).len(), fetch.len());
+    assert!(
+        !js_sys::Object::is(
+            &bytes.dyn_ref::<Uint8Array>().unwrap().buffer(),
+            &wasm_bindgen::memory()
+                .dyn_into::<js_sys::WebAssembly::Memory>()
+                .unwrap()
+                .buffer()
+        ),
+        "bytes do not alias WASM memory"
+    );
 }

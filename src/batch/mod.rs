@@ -89,10 +89,25 @@ pub struct Batch<'a> {
     bytes: &'a [u8],
 }
 
+/// `N` bytes at `at`, as an array. Inlined always: at the size-optimised
+/// WASM builds' `opt-level = "s"` it would otherwise be a call and a
+/// `memcpy` per header field.
+#[inline(always)]
 pub(crate) fn be<const N: usize>(bytes: &[u8], at: usize) -> [u8; N] {
-    let mut out = [0u8; N];
-    out.copy_from_slice(&bytes[at..at + N]);
-    out
+    match bytes[at..at + N].try_into() {
+        Ok(array) => array,
+        Err(_) => unreachable!("the range has N bytes"),
+    }
+}
+
+/// Writes `value` at `at` (inlined always, as [`be`]).
+#[inline(always)]
+fn put<const N: usize>(bytes: &mut [u8], at: usize, value: [u8; N]) {
+    let slot: &mut [u8; N] = match (&mut bytes[at..at + N]).try_into() {
+        Ok(slot) => slot,
+        Err(_) => unreachable!("the range has N bytes"),
+    };
+    *slot = value;
 }
 
 impl<'a> Batch<'a> {
@@ -261,7 +276,7 @@ impl<'a> BatchMut<'a> {
         let crc = u32::from_be_bytes(be(self.bytes, CRC_OFFSET));
         let after = (self.bytes.len() - at - 8) as u64;
         let patched = crate::crc::patch(crc, &old, &new, after);
-        self.bytes[at..at + 8].copy_from_slice(&new);
-        self.bytes[CRC_OFFSET..CRC_OFFSET + 4].copy_from_slice(&patched.to_be_bytes());
+        put(self.bytes, at, new);
+        put(self.bytes, CRC_OFFSET, patched.to_be_bytes());
     }
 }

@@ -11,6 +11,7 @@ use crate::error::Error;
 use crate::mapper::{Durability, MapOutcome, MapperConfig};
 use crate::pid::PidSpace;
 use crate::record::StateRecord;
+use crate::rewrite::RewriteResult;
 
 pub(super) fn js_err(e: Error) -> JsError {
     JsError::new(&e.to_string())
@@ -22,6 +23,11 @@ pub(super) fn invalid(reason: String) -> JsError {
 
 /// A 64-bit integer from a BigInt, a safe-integer number or a decimal string.
 pub(super) fn int64(v: &JsValue, what: &str) -> Result<i64, JsError> {
+    // The common cases in one call into JS; the rest (and the message of an
+    // error) below.
+    if let Some(Ok(n)) = super::build::with(|b| b.int64(v)) {
+        return Ok(n);
+    }
     if v.is_bigint() {
         return i64::try_from(v.clone())
             .map_err(|_| invalid(format!("{what} does not fit in a signed 64-bit integer")));
@@ -75,15 +81,35 @@ pub(super) fn options<T: JsOptions>(v: JsValue, what: &str) -> Result<T, JsError
 pub(super) fn to_js<T: Serialize>(value: &T) -> JsValue {
     let s = serde_wasm_bindgen::Serializer::new()
         .serialize_large_number_types_as_bigints(true)
-        .serialize_maps_as_objects(true);
+        .serialize_maps_as_objects(true)
+        .serialize_missing_as_null(true);
     value
         .serialize(&s)
         .expect("plain data serialises to JS values")
 }
 
-pub(super) fn set(obj: &Object, key: &str, value: impl Into<JsValue>) {
+pub(super) fn set(obj: &Object, key: &'static str, value: impl Into<JsValue>) {
     // Setting a data property on a plain object cannot fail.
-    let _ = Reflect::set(obj, &JsValue::from_str(key), &value.into());
+    with_key(key, |k| {
+        let _ = Reflect::set(obj, k, &value.into());
+    });
+}
+
+/// Calls `f` with the JS string of `key`, made once: decoding a key from
+/// WASM memory on every use costs more than the rest of a small result.
+fn with_key<T>(key: &'static str, f: impl FnOnce(&JsValue) -> T) -> T {
+    use std::cell::RefCell;
+    use std::collections::HashMap;
+    thread_local! {
+        static KEYS: RefCell<HashMap<(usize, usize), JsValue>> = RefCell::new(HashMap::new());
+    }
+    KEYS.with(|keys| {
+        let mut keys = keys.borrow_mut();
+        let k = keys
+            .entry((key.as_ptr() as usize, key.len()))
+            .or_insert_with(|| JsValue::from_str(key));
+        f(k)
+    })
 }
 
 pub(super) fn get(obj: &JsValue, key: &str) -> JsValue {
@@ -130,13 +156,6 @@ pub(super) fn records_to_js(records: &[StateRecord]) -> Result<Array, JsError> {
 }
 
 pub(super) fn outcome_to_js(o: &MapOutcome) -> Result<JsValue, JsError> {
-    let obj = Object::new();
-    set(&obj, "mapped", o.mapped);
-    set(
-        &obj,
-        "salt",
-        o.salt.map(JsValue::from).unwrap_or(JsValue::NULL),
-    );
     let record = match &o.record {
         Some(r) => record_to_js(r)?,
         None => JsValue::NULL,
@@ -151,9 +170,64 @@ pub(super) fn outcome_to_js(o: &MapOutcome) -> Result<JsValue, JsError> {
         }
         None => JsValue::NULL,
     };
+    let salt = o.salt.map_or(-1, i32::from);
+    if let Some(built) = super::build::with(|b| {
+        b.map_result(o.mapped, salt, &collision, &record, o.snapshot_required)
+    }) {
+        return Ok(built);
+    }
+    let obj = Object::new();
+    set(&obj, "mapped", o.mapped);
+    set(
+        &obj,
+        "salt",
+        o.salt.map(JsValue::from).unwrap_or(JsValue::NULL),
+    );
     set(&obj, "collision", collision);
     set(&obj, "record", record);
     set(&obj, "snapshotRequired", o.snapshot_required);
+    Ok(obj.into())
+}
+
+/// A `RewriteResult` for the rewritten `buf`.
+pub(super) fn rewrite_to_js(
+    buf: &[u8],
+    result: &RewriteResult,
+    columns: &mut super::build::Columns,
+) -> Result<JsValue, JsError> {
+    let records = records_to_js(&result.records)?;
+    if let Some(built) = super::build::with(|b| {
+        columns.fill(&result.batches);
+        b.rewrite_result(
+            buf,
+            result.consumed as u32,
+            &records,
+            result.snapshot_required,
+            &columns.ints,
+            &columns.bigs,
+        )
+    }) {
+        return Ok(built);
+    }
+    let obj = Object::new();
+    set(&obj, "bytes", bytes(buf));
+    set(&obj, "consumed", result.consumed as u32);
+    set(&obj, "records", records);
+    set(&obj, "snapshotRequired", result.snapshot_required);
+    let batches: Vec<BatchJs> = result
+        .batches
+        .iter()
+        .map(|b| BatchJs {
+            offset: b.offset as u32,
+            base_offset: b.base_offset,
+            original_pid: b.original_pid,
+            mapped_pid: b.mapped_pid,
+            salt: b.salt,
+            transactional: b.transactional,
+            control: b.control,
+        })
+        .collect();
+    set(&obj, "batches", to_js(&batches));
     Ok(obj.into())
 }
 

@@ -16,17 +16,20 @@
 //! * The TypeScript declarations of every option and result are
 //!   `src/js/types.d.ts`, appended to the generated `.d.ts`.
 
+mod build;
 mod convert;
+
+pub use build::use_plain_results;
 
 use js_sys::{Array, Object};
 use wasm_bindgen::prelude::*;
 
 use crate::mapper::{LoadOutcome, Mapper};
 use crate::record::StateRecord;
-use crate::rewrite::RewriteOptions;
+use crate::rewrite::{RewriteOptions, RewriteResult};
 use convert::{
     bytes, int64, js_err, js_to_json_text, json_to_js, optional_bytes, outcome_to_js, record_to_js,
-    records_to_js, set, to_js, BatchJs, BindingJs, MapperOptions, PidInfoJs, RewriteOpts,
+    set, to_js, BindingJs, MapperOptions, PidInfoJs, RewriteOpts,
 };
 
 #[wasm_bindgen(typescript_custom_section)]
@@ -37,6 +40,20 @@ const TS_TYPES: &str = include_str!("types.d.ts");
 #[derive(Debug)]
 pub struct PidMapper {
     inner: Mapper,
+    /// Reused by every `rewriteBatches` call (no allocation per call once
+    /// the buffers have grown), with the outcome columns JS builds from.
+    rewrite: RewriteResult,
+    columns: build::Columns,
+}
+
+impl PidMapper {
+    fn wrap(inner: Mapper) -> PidMapper {
+        PidMapper {
+            inner,
+            rewrite: RewriteResult::default(),
+            columns: build::Columns::default(),
+        }
+    }
 }
 
 #[wasm_bindgen]
@@ -53,9 +70,7 @@ impl PidMapper {
             convert::options(options.unwrap_or(JsValue::UNDEFINED), "PidMapper options")?;
         let config = opts.config(topic_id, partition)?;
         convert::seed_once();
-        Ok(PidMapper {
-            inner: Mapper::new(config).map_err(js_err)?,
-        })
+        Ok(PidMapper::wrap(Mapper::new(config).map_err(js_err)?))
     }
 
     /// Maps `pid` from `sourceClusterId` at `nowMs`. A new binding is
@@ -81,7 +96,7 @@ impl PidMapper {
     pub fn rewrite_batches(
         &mut self,
         #[wasm_bindgen(js_name = sourceClusterId)] source_cluster_id: &str,
-        input: &[u8],
+        input: Vec<u8>,
         #[wasm_bindgen(unchecked_param_type = "Int64", js_name = nowMs)] now_ms: JsValue,
         #[wasm_bindgen(unchecked_param_type = "RewriteOptions | null")] options: Option<JsValue>,
     ) -> Result<JsValue, JsError> {
@@ -94,31 +109,18 @@ impl PidMapper {
             strict_crc: o.strict_crc,
             complete: o.complete,
         };
-        let mut buf = input.to_vec();
-        let result = self
-            .inner
-            .rewrite(source_cluster_id, &mut buf, now, opts)
+        let mut buf = input;
+        self.inner
+            .rewrite_into(
+                source_cluster_id,
+                &mut buf,
+                now,
+                opts,
+                &mut self.rewrite,
+                |_| Ok(()),
+            )
             .map_err(js_err)?;
-        let obj = Object::new();
-        set(&obj, "bytes", bytes(&buf));
-        set(&obj, "consumed", result.consumed as u32);
-        set(&obj, "records", records_to_js(&result.records)?);
-        set(&obj, "snapshotRequired", result.snapshot_required);
-        let batches: Vec<BatchJs> = result
-            .batches
-            .iter()
-            .map(|b| BatchJs {
-                offset: b.offset as u32,
-                base_offset: b.base_offset,
-                original_pid: b.original_pid,
-                mapped_pid: b.mapped_pid,
-                salt: b.salt,
-                transactional: b.transactional,
-                control: b.control,
-            })
-            .collect();
-        set(&obj, "batches", to_js(&batches));
-        Ok(obj.into())
+        convert::rewrite_to_js(&buf, &self.rewrite, &mut self.columns)
     }
 
     /// Applies one `__mirror_state` record (`value` null = tombstone).
@@ -174,9 +176,7 @@ impl PidMapper {
     /// A mapper from snapshot bytes.
     pub fn restore(bytes: &[u8]) -> Result<PidMapper, JsError> {
         convert::seed_once();
-        Ok(PidMapper {
-            inner: Mapper::restore(bytes).map_err(js_err)?,
-        })
+        Ok(PidMapper::wrap(Mapper::restore(bytes).map_err(js_err)?))
     }
 
     /// Expires idle bindings; returns the tombstones' keys.
