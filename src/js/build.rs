@@ -155,23 +155,27 @@ pub(super) struct Columns {
 impl Columns {
     /// Refills the columns from `batches`.
     pub(super) fn fill(&mut self, batches: &[BatchOutcome]) {
-        self.ints.clear();
-        self.bigs.clear();
-        for b in batches {
-            let control = match b.control {
+        // Sized first, then written in place: `extend` from arrays is a
+        // call per batch at the size-optimised build's `opt-level = "s"`.
+        self.ints.resize(batches.len() * 4, 0);
+        self.bigs.resize(batches.len() * 3, 0);
+        let rows = self
+            .ints
+            .chunks_exact_mut(4)
+            .zip(self.bigs.chunks_exact_mut(3));
+        for (b, (ints, bigs)) in batches.iter().zip(rows) {
+            ints[0] = b.offset as i32;
+            ints[1] = b.salt.map_or(-1, i32::from);
+            ints[2] = i32::from(b.transactional);
+            ints[3] = match b.control {
                 None => 0,
                 Some(ControlType::Abort) => 1,
                 Some(ControlType::Commit) => 2,
                 Some(ControlType::Other(_)) => 3,
             };
-            self.ints.extend([
-                b.offset as i32,
-                b.salt.map_or(-1, i32::from),
-                i32::from(b.transactional),
-                control,
-            ]);
-            self.bigs
-                .extend([b.base_offset, b.original_pid, b.mapped_pid]);
+            bigs[0] = b.base_offset;
+            bigs[1] = b.original_pid;
+            bigs[2] = b.mapped_pid;
         }
     }
 }

@@ -55,6 +55,7 @@ export interface RewriteResult {
   consumed: number;
   records: RecordBytes[];
   snapshotRequired: boolean;
+  /** One outcome per batch; built when first read (forwarding bytes and records costs no per-batch object). */
   batches: BatchOutcome[];
 }
 export type LoadResult =
