@@ -1,7 +1,7 @@
 // The JS API in Node beside the broker module's C ABI, in one Node
 // process on the same work: a fetch of 1000 bound producers' batches
 // (rewriteBatches vs mp_rewrite) and map() of a bound identity. Medians of
-// 21 rounds after a warm-up; each round times a loop, not one call.
+// 41 rounds after a warm-up; each round times a loop, not one call.
 //
 //   scripts/build.sh && node benches/node.mjs      (scripts/bench.sh runs it)
 import { createRequire } from "node:module";
@@ -38,16 +38,20 @@ function median(xs) {
   return s[s.length >> 1];
 }
 
-// Nanoseconds per unit of `work`, which does `units` units per call.
-function measure(work, units, loops) {
-  for (let i = 0; i < loops; i++) work();
-  const rounds = [];
-  for (let r = 0; r < 21; r++) {
-    const t0 = process.hrtime.bigint();
-    for (let i = 0; i < loops; i++) work();
-    rounds.push(Number(process.hrtime.bigint() - t0) / (loops * units));
+// Nanoseconds per unit of each work ([work, units per call, calls per
+// loop]), timed side by side: every round times one loop of each, in turn,
+// so a slow moment of the machine falls on all of them.
+function measureAll(works) {
+  for (const [work, , loops] of works) for (let i = 0; i < loops; i++) work();
+  const rounds = works.map(() => []);
+  for (let r = 0; r < 41; r++) {
+    works.forEach(([work, units, loops], k) => {
+      const t0 = process.hrtime.bigint();
+      for (let i = 0; i < loops; i++) work();
+      rounds[k].push(Number(process.hrtime.bigint() - t0) / (loops * units));
+    });
   }
-  return median(rounds);
+  return rounds.map(median);
 }
 
 const fetch = fetchOf(BATCHES);
@@ -56,14 +60,8 @@ const fetch = fetchOf(BATCHES);
 const mapper = new js.PidMapper(TOPIC, 0, null);
 mapper.rewriteBatches("A", fetch, 0n, null);
 mapper.confirm();
-const jsRewrite = measure(() => mapper.rewriteBatches("A", fetch, 1n, null), BATCHES, 20);
-const jsMap = measure(
-  () => {
-    for (let i = 0; i < 1000; i++) mapper.map("A", i, 2);
-  },
-  1000,
-  20,
-);
+// The outcomes are built when first read: one work reads them all.
+let sink = 0n;
 
 // The broker module in the same process.
 const { instance } = await WebAssembly.instantiate(readFileSync(join(root, "dist/mirrorpid_broker.wasm")), {});
@@ -81,19 +79,48 @@ const src = put(new TextEncoder().encode("A"));
 const block = put(fetch);
 if (x.mp_rewrite(h, src, 1, block, fetch.length, 0n, 0) !== fetch.length) throw new Error("mp_rewrite failed");
 x.mp_confirm(h);
-const abiRewrite = measure(
-  () => {
-    mem().set(fetch, block); // the host copies the fetch in, as a broker would
-    x.mp_rewrite(h, src, 1, block, fetch.length, 1n, 0);
-  },
-  BATCHES,
-  20,
-);
+
+const [jsRewrite, jsRewriteRead, abiRewrite, jsMap, jsMapBig] = measureAll([
+  [() => mapper.rewriteBatches("A", fetch, 1n, null), BATCHES, 20],
+  [
+    () => {
+      for (const b of mapper.rewriteBatches("A", fetch, 1n, null).batches) sink ^= b.mappedPid;
+    },
+    BATCHES,
+    20,
+  ],
+  [
+    () => {
+      mem().set(fetch, block); // the host copies the fetch in, as a broker would
+      x.mp_rewrite(h, src, 1, block, fetch.length, 1n, 0);
+    },
+    BATCHES,
+    20,
+  ],
+  [
+    () => {
+      for (let i = 0; i < 1000; i++) mapper.map("A", i, 2);
+    },
+    1000,
+    20,
+  ],
+  [
+    () => {
+      for (let i = 0n; i < 1000n; i++) mapper.map("A", i, 2n);
+    },
+    1000,
+    20,
+  ],
+]);
 
 const row = (what, ns) => `| ${what} | ${ns.toFixed(1)} ns |`;
 console.log("| work (Node " + process.version + ") | cost |");
 console.log("|---|---:|");
 console.log(row("rewriteBatches, per batch of a 1000-batch fetch", jsRewrite));
+console.log(row("rewriteBatches, reading every batch outcome, per batch", jsRewriteRead));
 console.log(row("mp_rewrite (same module family, C ABI), per batch", abiRewrite));
-console.log(row("map() of a bound identity, per call", jsMap));
+console.log(row("map() of a bound identity, per call (number arguments)", jsMap));
+console.log(row("map() of a bound identity, per call (BigInt arguments)", jsMapBig));
 console.log(`\nrewriteBatches / mp_rewrite: ${(jsRewrite / abiRewrite).toFixed(1)}x`);
+console.log(`reading every outcome / mp_rewrite: ${(jsRewriteRead / abiRewrite).toFixed(1)}x`);
+if (sink === -1n) console.log(""); // keeps the reads

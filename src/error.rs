@@ -324,8 +324,9 @@ impl fmt::Display for Error {
                 pid,
             } => write!(
                 f,
-                "all 64 salts for PID {pid} from cluster {source_cluster_id:?} \
-                 land on slots held by other producers"
+                "all 64 salts for PID {pid} from cluster {} \
+                 land on slots held by other producers",
+                Quoted(source_cluster_id)
             ),
             Error::Truncated { what, offset } => {
                 write!(f, "{what} ends early at byte {offset}")
@@ -352,7 +353,8 @@ impl fmt::Display for Error {
             }
             Error::InvalidTopicId { text } => write!(
                 f,
-                "{text:?} is neither 22-character base64url nor 8-4-4-4-12 hex"
+                "{} is neither 22-character base64url nor 8-4-4-4-12 hex",
+                Quoted(text)
             ),
             Error::ForeignSnapshot => {
                 write!(f, "these bytes are not a mirrorpid snapshot")
@@ -392,8 +394,9 @@ impl fmt::Display for Error {
                 region,
             } => write!(
                 f,
-                "source {source_cluster_id:?} sent mirrored PID {pid} of region {region:#08x}, \
-                 which belongs to none of the origins declared for it (config origins)"
+                "source {} sent mirrored PID {pid} of region {region:#08x}, \
+                 which belongs to none of the origins declared for it (config origins)",
+                Quoted(source_cluster_id)
             ),
             Error::CapacityExceeded { limit, max } => write!(
                 f,
@@ -414,3 +417,47 @@ impl fmt::Display for Error {
 }
 
 impl std::error::Error for Error {}
+
+/// A string in double quotes, escaped as Rust's `{:?}` escapes the common
+/// cases (quote, backslash, `\n`, `\r`, `\t`, `\0`, other control
+/// characters as `\u{..}`), so that a hostile cluster ID cannot forge lines
+/// in a log. Ours, not `{:?}`: that one carries Unicode printability tables
+/// into the broker module.
+pub(crate) struct Quoted<'a>(pub(crate) &'a str);
+
+impl fmt::Display for Quoted<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        use fmt::Write;
+        f.write_char('"')?;
+        for c in self.0.chars() {
+            match c {
+                '"' => f.write_str("\\\"")?,
+                '\\' => f.write_str("\\\\")?,
+                '\n' => f.write_str("\\n")?,
+                '\r' => f.write_str("\\r")?,
+                '\t' => f.write_str("\\t")?,
+                '\0' => f.write_str("\\0")?,
+                c if c.is_control() => write!(f, "\\u{{{:x}}}", c as u32)?,
+                c => f.write_char(c)?,
+            }
+        }
+        f.write_char('"')
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn quoted_escapes_as_debug_does_for_what_ids_hold() {
+        for text in [
+            "east-1",
+            "a\"b",
+            "back\\slash",
+            "line\nbreak\r\t\0",
+            "bell\u{7}",
+            "ünïcode €",
+        ] {
+            assert_eq!(super::Quoted(text).to_string(), format!("{text:?}"));
+        }
+    }
+}

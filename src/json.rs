@@ -193,7 +193,8 @@ impl Parser<'_> {
                     let at = self.pos;
                     let key = self.string()?;
                     if members.iter().any(|(k, _)| *k == key) {
-                        return Err(format!("key {key:?} repeated at byte {at}"));
+                        let key = crate::error::Quoted(&key);
+                        return Err(format!("key {key} repeated at byte {at}"));
                     }
                     if !self.eat(b':') {
                         return Err(self.err("':'"));

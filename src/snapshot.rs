@@ -15,7 +15,7 @@
 //! make and that no two different producers share a slot: it returns a new
 //! mapper or an error, never a partial state.
 
-use crate::error::{Error, Result};
+use crate::error::{Error, Quoted, Result};
 use crate::mapper::table::PERSISTED_FLAGS;
 use crate::mapper::{Binding, Durability, Mapper, MapperConfig, Table};
 use crate::pid::{self, MAX_PROBES};
@@ -258,7 +258,8 @@ fn decode_body(body: &[u8], format: u16) -> Result<Mapper> {
     let mut restored = Mapper::with_table(config, Table::with_capacity(n_clusters, n_bindings)?);
     for name in &names {
         if name.is_empty() || restored.table.find_cluster(name).is_some() {
-            return Err(corrupt(format!("cluster ID {name:?} empty or repeated")));
+            let name = Quoted(name);
+            return Err(corrupt(format!("cluster ID {name} empty or repeated")));
         }
         restored.table.intern(name);
     }
@@ -300,12 +301,19 @@ impl Mapper {
         };
         if pid::f_split(split, u64::from(b.salt)) != b.mapped {
             return Err(corrupt(format!(
-                "binding {name:?}/{} -> {} is not F v1 at salt {}",
-                b.pid, b.mapped, b.salt
+                "binding {}/{} -> {} is not F v1 at salt {}",
+                Quoted(name),
+                b.pid,
+                b.mapped,
+                b.salt
             )));
         }
         if self.lookup(name, b.pid).is_some() {
-            return Err(corrupt(format!("identity {name:?}/{} bound twice", b.pid)));
+            return Err(corrupt(format!(
+                "identity {}/{} bound twice",
+                Quoted(name),
+                b.pid
+            )));
         }
         if self.slot_taken(Some(b.cluster), b.pid, b.salt, b.mapped) {
             return Err(corrupt(format!(

@@ -150,9 +150,11 @@ impl MapperConfig {
                     config.producer_expiration_ms =
                         int().ok_or_else(|| wrong("a 64-bit integer (number or decimal string)"))?
                 }
-                "origins" => config.origins = Some(origins(&v).ok_or_else(|| {
-                    wrong("an object of source cluster IDs to arrays of origin cluster IDs")
-                })?),
+                "origins" => {
+                    config.origins = Some(origins(&v).ok_or_else(|| {
+                        wrong("an object of source cluster IDs to arrays of origin cluster IDs")
+                    })?)
+                }
                 "maxBindings" | "maxClusters" | "maxClusterIdBytes" => {
                     let n = int()
                         .and_then(|n| u64::try_from(n).ok())
@@ -164,10 +166,11 @@ impl MapperConfig {
                     }
                 }
                 _ => {
+                    let key = crate::error::Quoted(&key);
                     return Err(bad(format!(
-                        "unknown field {key:?} (known: topicId, partition, durability, \
+                        "unknown field {key} (known: topicId, partition, durability, \
                          producerExpirationMs, origins, maxBindings, maxClusters, maxClusterIdBytes)"
-                    )))
+                    )));
                 }
             }
         }
@@ -188,8 +191,9 @@ impl MapperConfig {
         for (source, origins) in self.origins.iter().flatten() {
             for id in std::iter::once(source).chain(origins) {
                 super::SourceCluster::new(id).map_err(|_| {
+                    let id = crate::error::Quoted(id);
                     Error::invalid(format!(
-                        "mapper config: origins names cluster {id:?}, which is not 1 to 32767 bytes"
+                        "mapper config: origins names cluster {id}, which is not 1 to 32767 bytes"
                     ))
                 })?;
             }
@@ -221,20 +225,21 @@ fn origins(v: &crate::json::Value) -> Option<BTreeMap<String, Vec<String>>> {
     let Value::Object(members) = v else {
         return None;
     };
-    members
-        .iter()
-        .map(|(source, list)| {
-            let Value::Array(items) = list else {
-                return None;
-            };
-            let names = items
-                .iter()
-                .map(|i| match i {
-                    Value::String(s) => Some(s.clone()),
-                    _ => None,
-                })
-                .collect::<Option<Vec<_>>>()?;
-            Some((source.clone(), names))
-        })
-        .collect()
+    // Inserted one by one: `collect` into a map would sort, and bring a
+    // sort's code into the broker module for this one use.
+    let mut map = BTreeMap::new();
+    for (source, list) in members {
+        let Value::Array(items) = list else {
+            return None;
+        };
+        let names = items
+            .iter()
+            .map(|i| match i {
+                Value::String(s) => Some(s.clone()),
+                _ => None,
+            })
+            .collect::<Option<Vec<_>>>()?;
+        map.insert(source.clone(), names);
+    }
+    Some(map)
 }

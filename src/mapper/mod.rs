@@ -491,6 +491,37 @@ impl<'a> SourceCluster<'a> {
 
 /// The same-producer rule, for an unbound identity meeting a holder of the
 /// slot it probes at `salt`.
+/// Sorts `v` ascending in O(n log n) with little code: a heapsort. The
+/// mapper sorts only short lists (a mapped PID's holders, a source's
+/// declared regions), and `sort_unstable` would add 3 KB of broker module
+/// per element type.
+pub(crate) fn heapsort<T: Ord>(v: &mut [T]) {
+    fn sift_down<T: Ord>(v: &mut [T], mut root: usize, end: usize) {
+        loop {
+            let mut child = 2 * root + 1;
+            if child >= end {
+                return;
+            }
+            if child + 1 < end && v[child] < v[child + 1] {
+                child += 1;
+            }
+            if v[root] >= v[child] {
+                return;
+            }
+            v.swap(root, child);
+            root = child;
+        }
+    }
+    let n = v.len();
+    for root in (0..n / 2).rev() {
+        sift_down(v, root, n);
+    }
+    for end in (1..n).rev() {
+        v.swap(0, end);
+        sift_down(v, 0, end);
+    }
+}
+
 pub(crate) fn same_producer(cluster: Option<u32>, pid: i64, salt: u8, holder: &Binding) -> bool {
     if cluster == Some(holder.cluster) {
         return holder.pid == pid;

@@ -70,7 +70,9 @@ impl Mapper {
             .holders_of(mapped)
             .filter(|&i| !same_producer(cluster, pid, salt, self.table.get(i)))
             .collect();
-        conflicting.sort_unstable_by(|a, b| b.cmp(a));
+        // Descending, so removing one never moves another.
+        super::heapsort(&mut conflicting);
+        conflicting.reverse();
         let evicted = conflicting
             .into_iter()
             .map(|i| {
@@ -157,7 +159,7 @@ impl Mapper {
     ) -> Result<Vec<StateRecord>> {
         self.require_confirmed("expire_pid")?;
         let mut idxs: Vec<usize> = self.table.holders_of(mapped).collect();
-        idxs.sort_unstable();
+        super::heapsort(&mut idxs);
         self.drop_then(idxs, false, then, |_| {})
     }
 

@@ -113,6 +113,16 @@ impl Keys {
     }
 }
 
+/// A rehash function as one type: every index grows through the same
+/// instance of hashbrown's rehash code (a distinct closure type per call
+/// site would add about 1.6 KB of module each; growth is rare, a dynamic
+/// call there costs nothing measurable).
+type Rehash<'a> = &'a dyn Fn(&u32) -> u64;
+
+fn rehash<'a>(f: Rehash<'a>) -> Rehash<'a> {
+    f
+}
+
 const K1: u64 = 0x9e37_79b9_7f4a_7c15;
 const K2: u64 = 0xd6e8_feb8_6659_fd93;
 
@@ -268,7 +278,7 @@ impl Table {
             self.cluster_refs.try_reserve(clusters).map_err(oom)?;
             let (k, names) = (&self.keys, &self.clusters);
             self.cluster_index
-                .try_reserve(clusters, |&i| name_hash(k, &names[i as usize]))
+                .try_reserve(clusters, rehash(&|&i| name_hash(k, &names[i as usize])))
                 .map_err(|_| out_of_memory("the binding table"))?;
         }
         if bindings > 0 {
@@ -283,13 +293,19 @@ impl Table {
             }
             let (k, all) = (&self.keys, &self.bindings);
             self.by_identity
-                .try_reserve(bindings, |&i| {
-                    let b = &all[i as usize];
-                    identity_hash(k, b.cluster, b.pid)
-                })
+                .try_reserve(
+                    bindings,
+                    rehash(&|&i| {
+                        let b = &all[i as usize];
+                        identity_hash(k, b.cluster, b.pid)
+                    }),
+                )
                 .map_err(|_| out_of_memory("the binding table"))?;
             self.by_mapped
-                .try_reserve(bindings, |&i| mapped_hash(k, all[i as usize].mapped))
+                .try_reserve(
+                    bindings,
+                    rehash(&|&i| mapped_hash(k, all[i as usize].mapped)),
+                )
                 .map_err(|_| out_of_memory("the binding table"))?;
         }
         Ok(())
@@ -375,10 +391,11 @@ impl Table {
         self.unused_clusters += 1;
         self.name_bytes += name.len();
         let (k, clusters) = (&self.keys, &self.clusters);
-        self.cluster_index
-            .insert_unique(name_hash(k, name), idx, |&i| {
-                name_hash(k, &clusters[i as usize])
-            });
+        self.cluster_index.insert_unique(
+            name_hash(k, name),
+            idx,
+            rehash(&|&i| name_hash(k, &clusters[i as usize])),
+        );
         idx
     }
 
@@ -440,19 +457,23 @@ impl Table {
         self.cluster_index.clear();
         for (i, name) in self.clusters.iter().enumerate() {
             let clusters = &self.clusters;
-            self.cluster_index
-                .insert_unique(name_hash(&k, name), i as u32, |&j| {
-                    name_hash(&k, &clusters[j as usize])
-                });
+            self.cluster_index.insert_unique(
+                name_hash(&k, name),
+                i as u32,
+                rehash(&|&j| name_hash(&k, &clusters[j as usize])),
+            );
         }
         self.by_identity.clear();
         for (i, b) in self.bindings.iter().enumerate() {
             let all = &self.bindings;
-            self.by_identity
-                .insert_unique(identity_hash(&k, b.cluster, b.pid), i as u32, |&j| {
+            self.by_identity.insert_unique(
+                identity_hash(&k, b.cluster, b.pid),
+                i as u32,
+                rehash(&|&j| {
                     let b = &all[j as usize];
                     identity_hash(&k, b.cluster, b.pid)
-                });
+                }),
+            );
         }
     }
 
@@ -506,15 +527,19 @@ impl Table {
         }
         *refs += 1;
         let (k, bindings) = (&self.keys, &self.bindings);
-        self.by_identity
-            .insert_unique(identity_hash(k, b.cluster, b.pid), idx as u32, |&i| {
+        self.by_identity.insert_unique(
+            identity_hash(k, b.cluster, b.pid),
+            idx as u32,
+            rehash(&|&i| {
                 let b = &bindings[i as usize];
                 identity_hash(k, b.cluster, b.pid)
-            });
-        self.by_mapped
-            .insert_unique(mapped_hash(k, b.mapped), idx as u32, |&i| {
-                mapped_hash(k, bindings[i as usize].mapped)
-            });
+            }),
+        );
+        self.by_mapped.insert_unique(
+            mapped_hash(k, b.mapped),
+            idx as u32,
+            rehash(&|&i| mapped_hash(k, bindings[i as usize].mapped)),
+        );
         idx
     }
 

@@ -168,3 +168,20 @@ fn expiry_is_inclusive_and_survives_extreme_clocks() {
         "time running backwards expires nothing"
     );
 }
+
+#[test]
+fn heapsort_sorts() {
+    let mut x = 0x2545_f491u32;
+    for n in [0usize, 1, 2, 3, 7, 64, 1000] {
+        let mut v: Vec<u32> = (0..n)
+            .map(|_| {
+                x = x.wrapping_mul(0x9e37_79b9).rotate_left(7);
+                x % 50
+            })
+            .collect();
+        let mut want = v.clone();
+        want.sort();
+        super::heapsort(&mut v);
+        assert_eq!(v, want, "n = {n}");
+    }
+}

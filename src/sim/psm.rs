@@ -150,12 +150,15 @@ impl ProducerState {
     /// counted in [`ProducerState::corruption`]).
     pub fn append(&mut self, b: &Appended<'_>) -> Vec<Incident> {
         let mut found = Vec::new();
-        let mut report = |kind: Kind, text: String| found.push(Incident { kind, text });
+        let report = |found: &mut Vec<Incident>, kind: Kind, text: String| {
+            found.push(Incident { kind, text })
+        };
         let who = b.owner;
         let pid = b.pid;
         if pid < 0 {
             if b.idempotent {
                 report(
+                    &mut found,
                     Kind::PsmBypass,
                     format!(
                         "{who}'s batch carries PID {pid}: the producer state ignores it \
@@ -173,6 +176,7 @@ impl ProducerState {
                 .cloned()
                 .unwrap_or_default();
             report(
+                &mut found,
                 Kind::SharedPids,
                 format!("{who} writes as PID {pid}, which {first} already uses: one producer where there are two"),
             );
@@ -197,20 +201,13 @@ impl ProducerState {
             if let Some(t) = e.txn_owner.take() {
                 if t != who {
                     report(
+                        &mut found,
                         Kind::ForeignMarker,
                         format!("{who}'s COMMIT/ABORT marker closes {t}'s open transaction on PID {pid}"),
                     );
                 }
             }
-            if foreign && b.epoch < e.epoch {
-                report(
-                    Kind::LowerEpochAccepted,
-                    format!(
-                        "{who}'s marker with epoch {} accepted as {}'s producer {pid} at epoch {}",
-                        b.epoch, e.owner, e.epoch
-                    ),
-                );
-            }
+            found.extend(lower_epoch(b, e));
             e.owner = who.to_owned();
             e.epoch = b.epoch;
             return self.counted(found);
@@ -222,6 +219,7 @@ impl ProducerState {
         if foreign {
             if b.base_sequence != e.last_sequence.wrapping_add(1) {
                 report(
+                    &mut found,
                     Kind::WrongSequenceAccepted,
                     format!(
                         "{who}'s batch with sequence {} accepted as {}'s producer {pid} after sequence {}",
@@ -229,15 +227,7 @@ impl ProducerState {
                     ),
                 );
             }
-            if b.epoch < e.epoch {
-                report(
-                    Kind::LowerEpochAccepted,
-                    format!(
-                        "{who}'s batch with epoch {} accepted as {}'s producer {pid} at epoch {}",
-                        b.epoch, e.owner, e.epoch
-                    ),
-                );
-            }
+            found.extend(lower_epoch(b, e));
         }
         e.owner = who.to_owned();
         e.epoch = b.epoch;
@@ -274,6 +264,23 @@ impl ProducerState {
             })
             .collect()
     }
+}
+
+/// The lower-epoch corruption, when batch or marker `b` of one producer is
+/// accepted on another producer's entry `e` with a lower epoch.
+fn lower_epoch(b: &Appended<'_>, e: &Entry) -> Option<Incident> {
+    (e.owner != b.owner && b.epoch < e.epoch).then(|| Incident {
+        kind: Kind::LowerEpochAccepted,
+        text: format!(
+            "{}'s {} with epoch {} accepted as {}'s producer {} at epoch {}",
+            b.owner,
+            if b.marker { "marker" } else { "batch" },
+            b.epoch,
+            e.owner,
+            b.pid,
+            e.epoch
+        ),
+    })
 }
 
 /// One entry of a partition's producer state, as the playground lists it.
