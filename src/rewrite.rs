@@ -188,25 +188,33 @@ impl Mapper {
                 None if batch.is_transactional() => Some(true),
                 None => None,
             };
-            let outcome = match bound {
+            let (mapped, salt, record, snapshot_required) = match bound {
+                // Bound and confirmed (the common case): nothing to say but
+                // the PID, so no outcome is built.
+                Some(idx) if !self.is_pending(idx) => {
+                    self.touch(idx, now_ms, txn);
+                    let b = self.table.get(idx);
+                    (b.mapped, Some(b.salt), None, false)
+                }
                 // Bound: last-seen time and transaction state in one write.
                 Some(idx) => {
                     self.touch(idx, now_ms, txn);
-                    self.describe(idx, pid)
+                    let o = self.describe(idx, pid);
+                    (o.mapped, o.salt, o.record, o.snapshot_required)
                 }
                 None => {
-                    let (outcome, idx) = self.map_indexed(source, pid, now_ms)?;
+                    let (o, idx) = self.map_indexed(source, pid, now_ms)?;
                     if cluster.is_none() {
                         cluster = self.table.find_cluster(source.as_str());
                     }
                     if let Some(idx) = idx {
                         self.touch(idx, now_ms, txn);
                     }
-                    outcome
+                    (o.mapped, o.salt, o.record, o.snapshot_required)
                 }
             };
-            out.snapshot_required |= outcome.snapshot_required;
-            if let Some(record) = outcome.record {
+            out.snapshot_required |= snapshot_required;
+            if let Some(record) = record {
                 out.records.try_reserve(1).map_err(oom)?;
                 out.records.push(*record);
             }
@@ -214,8 +222,8 @@ impl Mapper {
                 offset,
                 base_offset: batch.base_offset(),
                 original_pid: pid,
-                mapped_pid: outcome.mapped,
-                salt: outcome.salt,
+                mapped_pid: mapped,
+                salt,
                 transactional: batch.is_transactional(),
                 control,
             });

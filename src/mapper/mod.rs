@@ -206,6 +206,13 @@ impl Mapper {
         self.describe(idx, pid)
     }
 
+    /// Whether the binding at `idx` is pending (made since the last
+    /// confirm, so calls report its record).
+    #[inline]
+    pub(crate) fn is_pending(&self, idx: usize) -> bool {
+        self.stage.as_ref().is_some_and(|s| idx >= s.start())
+    }
+
     /// Describes the bound identity at `idx` (touched already); a pending
     /// binding's record comes back once per call.
     #[inline]
