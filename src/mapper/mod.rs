@@ -496,8 +496,6 @@ impl<'a> SourceCluster<'a> {
     }
 }
 
-/// The same-producer rule, for an unbound identity meeting a holder of the
-/// slot it probes at `salt`.
 /// Sorts `v` ascending in O(n log n) with little code: a heapsort. The
 /// mapper sorts only short lists (a mapped PID's holders, a source's
 /// declared regions), and `sort_unstable` would add 3 KB of broker module
@@ -529,6 +527,8 @@ pub(crate) fn heapsort<T: Ord>(v: &mut [T]) {
     }
 }
 
+/// The same-producer rule, for an unbound identity meeting a holder of the
+/// slot it probes at `salt`.
 pub(crate) fn same_producer(cluster: Option<u32>, pid: i64, salt: u8, holder: &Binding) -> bool {
     if cluster == Some(holder.cluster) {
         return holder.pid == pid;
