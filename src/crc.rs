@@ -4,35 +4,44 @@
 //! `crc(a) ^ crc(b) = crc0(a ^ b)`, where `crc0` has zero init and no final
 //! xor. Rewriting 8 bytes that are followed by `n` bytes therefore changes
 //! the CRC by `crc0(old ^ new) · x^(8n) mod P`: O(log n) work that never
-//! reads the other bytes (zlib's `crc32_combine` technique), here with a
-//! 4 KiB table of `x^(8·d·256^k)` so that it is one multiplication per
-//! non-zero base-256 digit of `n` (one or two for a batch under 64 KiB),
-//! each four bits at a time.
+//! reads the other bytes (zlib's `crc32_combine` technique), here with
+//! tables of `x^(8n)` for the digits of `n`, so that it is one
+//! multiplication per non-zero digit (the low byte, then hex digits), each
+//! a carry-less product from integer multiplications and a reduction by
+//! table.
 
 /// The CRC-32C polynomial, bit-reflected.
 const POLY: u32 = 0x82f6_3b78;
 
-/// CRC-32C of `bytes` (hardware-accelerated where the CPU has it).
+/// CRC-32C of `bytes`: natively the `crc32c` crate (hardware instructions
+/// where the CPU has them); in WebAssembly, which has none, four bytes at a
+/// time through the patch's own tables (the crate's 8 KiB of tables would
+/// be 6 % of the broker module, for checks off the hot path).
 pub fn crc32c(bytes: &[u8]) -> u32 {
-    crc32c::crc32c(bytes)
+    #[cfg(not(target_family = "wasm"))]
+    return crc32c::crc32c(bytes);
+    #[cfg(target_family = "wasm")]
+    return crc32c_by_words(bytes);
+}
+
+/// CRC-32C four bytes at a time with [`ZERO4`] (slicing-by-4).
+#[cfg_attr(not(any(test, target_family = "wasm")), allow(dead_code))]
+fn crc32c_by_words(bytes: &[u8]) -> u32 {
+    let mut c = !0u32;
+    let mut words = bytes.chunks_exact(4);
+    for w in &mut words {
+        c = zero4(c ^ u32::from_le_bytes([w[0], w[1], w[2], w[3]]));
+    }
+    for &b in words.remainder() {
+        c = (c >> 8) ^ ZERO4[0][((c ^ u32::from(b)) & 255) as usize];
+    }
+    !c
 }
 
 /// `p · x mod P` (reflected: a right shift, reducing the bit shifted out).
 const fn mulx(p: u32) -> u32 {
     (p >> 1) ^ (POLY & 0u32.wrapping_sub(p & 1))
 }
-
-/// `j · x^4 mod P` for the 16 values of the low nibble: what a right
-/// shift by 4 drops, reduced.
-static REDUCE4: [u32; 16] = {
-    let mut t = [0u32; 16];
-    let mut j = 0;
-    while j < 16 {
-        t[j] = mulx(mulx(mulx(mulx(j as u32))));
-        j += 1;
-    }
-    t
-};
 
 /// `a · b mod P` in the reflected representation (bit 31 is x^0), bit by
 /// bit: for building the tables at compile time.
@@ -47,88 +56,114 @@ const fn multmodp_bits(a: u32, mut b: u32) -> u32 {
     p
 }
 
-/// `a · b mod P`, four bits of `a` at a time (Horner's rule from the
-/// highest degree, which is `a`'s lowest bits). Two ways that give the
-/// same product (tested against the bitwise one): natively a 16-entry
-/// table of the multiples of `b` (built with SIMD), in WebAssembly masks
-/// instead of a table (25 % faster a batch there, 15 % slower natively).
+/// The byte tables of a reflected CRC-32C register, four bytes at a time:
+/// `ZERO4[k][b]` is byte `b` followed by `k` zero bytes, as `crc0`.
+static ZERO4: [[u32; 256]; 4] = {
+    let mut t = [[0u32; 256]; 4];
+    let mut b = 0;
+    while b < 256 {
+        let mut c = b as u32;
+        let mut i = 0;
+        while i < 8 {
+            c = mulx(c);
+            i += 1;
+        }
+        t[0][b] = c;
+        b += 1;
+    }
+    let mut k = 1;
+    while k < 4 {
+        let mut b = 0;
+        while b < 256 {
+            let c = t[k - 1][b];
+            t[k][b] = (c >> 8) ^ t[0][(c & 255) as usize];
+            b += 1;
+        }
+        k += 1;
+    }
+    t
+};
+
+/// `c · x^32 mod P`: four zero bytes through a register holding `c`, one
+/// table lookup a byte, all four independent.
+#[inline]
+fn zero4(c: u32) -> u32 {
+    ZERO4[3][(c & 255) as usize]
+        ^ ZERO4[2][((c >> 8) & 255) as usize]
+        ^ ZERO4[1][((c >> 16) & 255) as usize]
+        ^ ZERO4[0][(c >> 24) as usize]
+}
+
+/// The carry-less product of `a` and `b` (degree at most 62), with
+/// sixteen integer multiplications of their bits four apart (BearSSL's
+/// technique): at most eight terms meet at a bit, so no carry reaches the
+/// next bit kept. No table, no branch, and no carry-less multiply
+/// instruction needed (WebAssembly has none).
+#[inline]
+fn clmul32(a: u32, b: u32) -> u64 {
+    const M: [u64; 4] = [
+        0x1111_1111_1111_1111,
+        0x2222_2222_2222_2222,
+        0x4444_4444_4444_4444,
+        0x8888_8888_8888_8888,
+    ];
+    let (a, b) = (u64::from(a), u64::from(b));
+    let [a0, a1, a2, a3] = M.map(|m| a & m);
+    let [b0, b1, b2, b3] = M.map(|m| b & m);
+    let m = u64::wrapping_mul;
+    let z0 = m(a0, b0) ^ m(a1, b3) ^ m(a2, b2) ^ m(a3, b1);
+    let z1 = m(a0, b1) ^ m(a1, b0) ^ m(a2, b3) ^ m(a3, b2);
+    let z2 = m(a0, b2) ^ m(a1, b1) ^ m(a2, b0) ^ m(a3, b3);
+    let z3 = m(a0, b3) ^ m(a1, b2) ^ m(a2, b1) ^ m(a3, b0);
+    (z0 & M[0]) | (z1 & M[1]) | (z2 & M[2]) | (z3 & M[3])
+}
+
+/// `a · b mod P` in the reflected representation (bit 31 is x^0): the
+/// carry-less product of the reflected values is the reflected product
+/// shifted right by one; its low half (x^0..x^31) is kept as is and its
+/// high half (x^32..x^63) reduced by four zero bytes.
 #[inline]
 fn multmodp(a: u32, b: u32) -> u32 {
-    if cfg!(target_family = "wasm") {
-        multmodp_masks(a, b)
-    } else {
-        multmodp_table(a, b)
-    }
+    let r = clmul32(a, b) << 1;
+    ((r >> 32) as u32) ^ zero4(r as u32)
 }
 
-/// [`multmodp`] with a table of `b`'s multiples.
-#[inline]
-fn multmodp_table(a: u32, b: u32) -> u32 {
-    // Raw bit s of a nibble is the coefficient of x^(3 - s) within it.
-    let b1 = mulx(b);
-    let b2 = mulx(b1);
-    let b3 = mulx(b2);
-    let mut t = [0u32; 16];
-    for (j, slot) in t.iter_mut().enumerate() {
-        let mut v = 0;
-        if j & 1 != 0 {
-            v ^= b3;
-        }
-        if j & 2 != 0 {
-            v ^= b2;
-        }
-        if j & 4 != 0 {
-            v ^= b1;
-        }
-        if j & 8 != 0 {
-            v ^= b;
-        }
-        *slot = v;
+/// `x^(8·d)` for each low byte `d` of a byte count: one multiplication
+/// shifts a batch under 256 bytes.
+static SHIFT_LOW: [u32; 256] = {
+    let mut t = [0u32; 256];
+    let x8 = {
+        let x1: u32 = 1 << 30;
+        let x2 = multmodp_bits(x1, x1);
+        let x4 = multmodp_bits(x2, x2);
+        multmodp_bits(x4, x4)
+    };
+    t[0] = 1 << 31; // x^0
+    let mut d = 1;
+    while d < 256 {
+        t[d] = multmodp_bits(t[d - 1], x8);
+        d += 1;
     }
-    let mut p = 0u32;
-    let mut shift = 0;
-    while shift < 32 {
-        p = (p >> 4) ^ REDUCE4[(p & 15) as usize];
-        p ^= t[((a >> shift) & 15) as usize];
-        shift += 4;
-    }
-    p
-}
+    t
+};
 
-/// [`multmodp`] with masks: a nibble's bits select b·x^3, b·x^2, b·x, b
-/// (lowest bit first); no table to build, no branch.
-#[inline]
-fn multmodp_masks(a: u32, b: u32) -> u32 {
-    let b1 = mulx(b);
-    let b2 = mulx(b1);
-    let b3 = mulx(b2);
-    let mask = |bit: u32| 0u32.wrapping_sub(bit & 1);
-    let mut p = 0u32;
-    let mut shift = 0;
-    while shift < 32 {
-        p = (p >> 4) ^ REDUCE4[(p & 15) as usize];
-        let n = a >> shift;
-        p ^= (b3 & mask(n)) ^ (b2 & mask(n >> 1)) ^ (b1 & mask(n >> 2)) ^ (b & mask(n >> 3));
-        shift += 4;
-    }
-    p
-}
-
-static SHIFT: [[u32; 256]; 4] = {
-    let mut t = [[0u32; 256]; 4];
-    let x1: u32 = 1 << 30;
-    let x2 = multmodp_bits(x1, x1);
-    let x4 = multmodp_bits(x2, x2);
-    let mut base = multmodp_bits(x4, x4); // x^(8 · 256^k), starting at k = 0
+/// `x^(8·d·16^k·256)` for each higher hex digit `d` (the `k`-th above the
+/// low byte) of a byte count: one multiplication more per non-zero digit
+/// (one for a batch under 4 KiB, two under 64 KiB), in 384 bytes of table
+/// where base 256 throughout took 4 KiB.
+static SHIFT_HIGH: [[u32; 16]; 6] = {
+    let mut t = [[0u32; 16]; 6];
+    // x^(8·256) = SHIFT_LOW[255] · x^8.
+    let mut base = multmodp_bits(SHIFT_LOW[255], SHIFT_LOW[1]);
     let mut k = 0;
-    while k < 4 {
-        t[k][0] = 1 << 31; // x^0
+    while k < 6 {
+        t[k][0] = 1 << 31;
         let mut d = 1;
-        while d < 256 {
+        while d < 16 {
             t[k][d] = multmodp_bits(t[k][d - 1], base);
             d += 1;
         }
-        base = multmodp_bits(t[k][255], base);
+        base = multmodp_bits(t[k][15], base);
         k += 1;
     }
     t
@@ -138,8 +173,12 @@ static SHIFT: [[u32; 256]; 4] = {
 #[inline]
 fn shift(mut v: u32, n: u64) -> u32 {
     let n = u32::try_from(n).expect("a batch is under 2^31 bytes");
-    for (k, table) in SHIFT.iter().enumerate() {
-        let d = ((n >> (8 * k)) & 255) as usize;
+    let low = (n & 255) as usize;
+    if low != 0 {
+        v = multmodp(SHIFT_LOW[low], v);
+    }
+    for (k, table) in SHIFT_HIGH.iter().enumerate() {
+        let d = ((n >> (8 + 4 * k)) & 15) as usize;
         if d != 0 {
             v = multmodp(table[d], v);
         }
@@ -147,11 +186,12 @@ fn shift(mut v: u32, n: u64) -> u32 {
     v
 }
 
-/// `crc0` of `bytes`: zero init, no final xor (through the `crc32c` crate,
-/// so in hardware where the CPU has it; a byte-table loop measured 25 %
-/// slower on a patch's 8 bytes).
-fn crc0(bytes: &[u8]) -> u32 {
-    !crc32c::crc32c_append(!0, bytes)
+/// `crc0` of 8 bytes: two words through the register, four table lookups
+/// each.
+#[inline]
+fn crc0_8(bytes: &[u8; 8]) -> u32 {
+    let [a, b, c, d, e, f, g, h] = *bytes;
+    zero4(zero4(u32::from_le_bytes([a, b, c, d])) ^ u32::from_le_bytes([e, f, g, h]))
 }
 
 /// The CRC-32C of a message after `old` is replaced by `new` at a place
@@ -166,7 +206,7 @@ pub fn patch(crc: u32, old: &[u8; 8], new: &[u8; 8], bytes_after: u64) -> u32 {
     if delta == [0; 8] {
         return crc;
     }
-    crc ^ shift(crc0(&delta), bytes_after)
+    crc ^ shift(crc0_8(&delta), bytes_after)
 }
 
 #[cfg(test)]
@@ -176,28 +216,69 @@ mod tests {
     #[test]
     fn known_value() {
         assert_eq!(crc32c(b"123456789"), 0xe306_9283);
+        assert_eq!(crc32c_by_words(b"123456789"), 0xe306_9283);
     }
 
     #[test]
-    fn the_nibble_multiply_is_the_bitwise_one() {
-        let mut x = 0x1234_5678u32;
-        for _ in 0..1000 {
-            x = x.wrapping_mul(0x9e37_79b9).rotate_left(7) ^ 0x5bd1_e995;
-            let y = x.rotate_left(13).wrapping_add(0x2545_f491);
-            assert_eq!(multmodp_table(x, y), multmodp_bits(x, y), "{x:#x} {y:#x}");
-            assert_eq!(multmodp_masks(x, y), multmodp_bits(x, y), "{x:#x} {y:#x}");
+    fn four_bytes_at_a_time_is_the_crate() {
+        let msg: Vec<u8> = (0..1000u32).map(|i| (i * 151 % 253) as u8).collect();
+        for start in 0..9 {
+            for end in [start, start + 1, start + 3, start + 4, 100, 997, 1000] {
+                let m = &msg[start..end];
+                assert_eq!(crc32c_by_words(m), crc32c::crc32c(m), "{start}..{end}");
+            }
         }
     }
 
     #[test]
+    fn the_multiply_is_the_bitwise_one() {
+        let mut x = 0x1234_5678u32;
+        for _ in 0..1000 {
+            x = x.wrapping_mul(0x9e37_79b9).rotate_left(7) ^ 0x5bd1_e995;
+            let y = x.rotate_left(13).wrapping_add(0x2545_f491);
+            assert_eq!(multmodp(x, y), multmodp_bits(x, y), "{x:#x} {y:#x}");
+        }
+        // Where the most terms meet a bit: all ones.
+        for (x, y) in [(!0, !0), (!0, 1 << 31), (1, 1), (0, !0), (!0, 0)] {
+            assert_eq!(multmodp(x, y), multmodp_bits(x, y), "{x:#x} {y:#x}");
+        }
+    }
+
+    /// `crc0` through the `crc32c` crate.
+    fn crc0(bytes: &[u8]) -> u32 {
+        !crc32c::crc32c_append(!0, bytes)
+    }
+
+    #[test]
+    fn eight_bytes_through_the_register_are_their_crc0() {
+        let mut x = 0x0123_4567_89ab_cdefu64;
+        for _ in 0..1000 {
+            x = x.wrapping_mul(0x9e37_79b9_7f4a_7c15).rotate_left(17) ^ 0x5bd1_e995;
+            assert_eq!(crc0_8(&x.to_le_bytes()), crc0(&x.to_le_bytes()), "{x:#x}");
+        }
+        assert_eq!(crc0_8(&[0xff; 8]), crc0(&[0xff; 8]));
+    }
+
+    #[test]
     fn shift_appends_zero_bytes() {
-        for n in [0u64, 1, 15, 16, 17, 255, 4096, 1 << 20, 123_456_789] {
+        let counts = [0u64, 1, 15, 16, 17, 255, 256, 4095, 4096, 65_537, 1 << 20];
+        for n in counts.into_iter().chain([(1 << 21) - 1]) {
             let mut msg = b"mirrorpid".to_vec();
             let v = crc0(&msg);
-            msg.resize(msg.len() + n.min(1 << 21) as usize, 0);
-            if n <= 1 << 21 {
-                assert_eq!(shift(v, n), crc0(&msg), "n = {n}");
+            msg.resize(msg.len() + n as usize, 0);
+            assert_eq!(shift(v, n), crc0(&msg), "n = {n}");
+        }
+        // Counts too large to build: in steps of at most 2^20 bytes (each
+        // checked above), the higher digits' tables must agree.
+        for n in [123_456_789u64, (1 << 31) - 1, 0x7654_3210] {
+            let v = crc0(b"mirrorpid");
+            let (mut w, mut left) = (v, n);
+            while left > 0 {
+                let step = left.min(1 << 20);
+                w = shift(w, step);
+                left -= step;
             }
+            assert_eq!(shift(v, n), w, "n = {n}");
         }
     }
 

@@ -14,6 +14,7 @@ use serde::Serialize;
 
 use crate::batch::{BatchMut, Batches, ControlType, Entry};
 use crate::error::Result;
+use crate::mapper::table::room;
 use crate::mapper::{Mapper, SourceCluster};
 use crate::record::StateRecord;
 
@@ -77,6 +78,9 @@ impl RewriteResult {
     }
 }
 
+/// What a rewrite names when there is no memory for its results.
+const RESULTS: &str = "a rewrite's results";
+
 impl Mapper {
     /// Rewrites, in place, every mirrored batch of `buf` that arrived from
     /// `source_cluster_id`, at host time `now_ms`.
@@ -136,8 +140,36 @@ impl Mapper {
         Ok(())
     }
 
+    /// The batch path's other cases, out of its loop (which then stays
+    /// small enough for WebAssembly compilers to keep in registers): a
+    /// pending binding (`bound`), touched and described, or an identity
+    /// not bound yet, mapped.
+    #[inline(never)]
+    fn map_pending_or_new(
+        &mut self,
+        bound: Option<usize>,
+        source: SourceCluster<'_>,
+        pid: i64,
+        now_ms: i64,
+        txn: Option<bool>,
+    ) -> Result<crate::mapper::MapOutcome> {
+        let (outcome, idx) = match bound {
+            // Bound: last-seen time and transaction state in one write.
+            Some(idx) => {
+                self.touch(idx, now_ms, txn);
+                return Ok(self.describe(idx, pid));
+            }
+            None => self.map_indexed(source, pid, now_ms)?,
+        };
+        if let Some(idx) = idx {
+            self.touch(idx, now_ms, txn);
+        }
+        Ok(outcome)
+    }
+
     /// Walks `buf`, mapping each v2 batch's producer and recording its
     /// outcome in `out`; writes nothing to `buf`.
+    #[inline(never)]
     fn map_batches(
         &mut self,
         source: SourceCluster<'_>,
@@ -146,7 +178,6 @@ impl Mapper {
         options: RewriteOptions,
         out: &mut RewriteResult,
     ) -> Result<()> {
-        let oom = |_| crate::mapper::table::out_of_memory("a rewrite's results");
         let mut walker = if options.complete {
             Batches::complete(buf)
         } else {
@@ -176,7 +207,7 @@ impl Mapper {
             let pid = batch.producer_id();
             // Room for this batch's outcome, its save and its record
             // first, so that nothing below fails to allocate.
-            out.batches.try_reserve(1).map_err(oom)?;
+            room(&mut out.batches, 1, RESULTS)?;
             self.reserve_saves(1)?;
             let bound = match cluster {
                 Some(c) if pid >= 0 => self.table.find_identity(c, pid),
@@ -196,26 +227,17 @@ impl Mapper {
                     let b = self.table.get(idx);
                     (b.mapped, Some(b.salt), None, false)
                 }
-                // Bound: last-seen time and transaction state in one write.
-                Some(idx) => {
-                    self.touch(idx, now_ms, txn);
-                    let o = self.describe(idx, pid);
-                    (o.mapped, o.salt, o.record, o.snapshot_required)
-                }
-                None => {
-                    let (o, idx) = self.map_indexed(source, pid, now_ms)?;
+                _ => {
+                    let o = self.map_pending_or_new(bound, source, pid, now_ms, txn)?;
                     if cluster.is_none() {
                         cluster = self.table.find_cluster(source.as_str());
-                    }
-                    if let Some(idx) = idx {
-                        self.touch(idx, now_ms, txn);
                     }
                     (o.mapped, o.salt, o.record, o.snapshot_required)
                 }
             };
             out.snapshot_required |= snapshot_required;
             if let Some(record) = record {
-                out.records.try_reserve(1).map_err(oom)?;
+                room(&mut out.records, 1, RESULTS)?;
                 out.records.push(*record);
             }
             out.batches.push(BatchOutcome {

@@ -130,7 +130,7 @@ impl Mapper {
             out.push(b.flags & PERSISTED_FLAGS);
             wire::put_i64(&mut out, b.last_seen);
         }
-        let crc = crc32c::crc32c(&out);
+        let crc = crate::crc::crc32c(&out);
         wire::put_u32(&mut out, crc);
         Ok(out)
     }
@@ -149,7 +149,7 @@ impl Mapper {
         }
         let (body, tail) = bytes.split_at(bytes.len() - 4);
         let stored = u32::from_be_bytes([tail[0], tail[1], tail[2], tail[3]]);
-        let computed = crc32c::crc32c(body);
+        let computed = crate::crc::crc32c(body);
         if stored != computed {
             return Err(corrupt(format!(
                 "checksum {stored:#010x} does not match contents {computed:#010x} (truncated or damaged)"

@@ -32,11 +32,9 @@ mod reserve;
 #[global_allocator]
 static ALLOCATOR: reserve::WithReserve = reserve::WithReserve;
 
-use std::cell::RefCell;
-use std::collections::BTreeMap;
-
 use mirrorpid::abi::{self, ABI_VERSION, FLAG_COMPLETE, FLAG_STRICT_CRC};
 use mirrorpid::{Code, Error, Mapper, MapperConfig, RewriteOptions, RewriteResult, StateRecord};
+use std::cell::RefCell;
 
 struct Slot {
     mapper: Mapper,
@@ -47,10 +45,60 @@ struct Slot {
     result: RewriteResult,
 }
 
+/// A map kept as a vector sorted by key, searched by bisection: the module
+/// holds a few blocks and mappers, and two B-tree maps were 8 KiB of it.
+struct Sorted<K, V>(Vec<(K, V)>);
+
+impl<K, V> Default for Sorted<K, V> {
+    fn default() -> Self {
+        Sorted(Vec::new())
+    }
+}
+
+impl<K: Ord + Copy, V> Sorted<K, V> {
+    fn find(&self, key: K) -> Result<usize, usize> {
+        self.0.binary_search_by(|(k, _)| k.cmp(&key))
+    }
+
+    fn get_mut(&mut self, key: K) -> Option<&mut V> {
+        let i = self.find(key).ok()?;
+        Some(&mut self.0[i].1)
+    }
+
+    /// The entry with the greatest key at or below `key`.
+    fn at_or_below(&self, key: K) -> Option<&(K, V)> {
+        let i = match self.find(key) {
+            Ok(i) => i,
+            Err(i) => i.checked_sub(1)?,
+        };
+        Some(&self.0[i])
+    }
+
+    /// Inserts a new key (an existing one's value is replaced); fails,
+    /// changing nothing, when there is no memory for the entry.
+    fn insert(&mut self, key: K, value: V) -> Result<(), Failure> {
+        match self.find(key) {
+            Ok(i) => self.0[i].1 = value,
+            Err(i) => {
+                self.0
+                    .try_reserve(1)
+                    .map_err(|_| fail(Code::OutOfMemory, "no room to track one more"))?;
+                self.0.insert(i, (key, value));
+            }
+        }
+        Ok(())
+    }
+
+    fn remove(&mut self, key: K) -> Option<V> {
+        let i = self.find(key).ok()?;
+        Some(self.0.remove(i).1)
+    }
+}
+
 #[derive(Default)]
 struct State {
-    allocs: BTreeMap<usize, Box<[u8]>>,
-    mappers: BTreeMap<i32, Slot>,
+    allocs: Sorted<usize, Box<[u8]>>,
+    mappers: Sorted<i32, Slot>,
     next_handle: i32,
     last_error: String,
     /// The source cluster ID of the `mp_rewrite` under way, in a buffer
@@ -89,16 +137,16 @@ fn bad_handle(handle: i32) -> Failure {
 }
 
 impl State {
-    /// The live allocation holding [ptr, ptr+len): (its start, offset of ptr).
-    fn locate(&self, ptr: usize, len: usize) -> Result<usize, Failure> {
-        let (&start, block) = self
+    /// The live allocation holding [ptr, ptr+len): its start, and those
+    /// bytes.
+    fn locate(&self, ptr: usize, len: usize) -> Result<(usize, &[u8]), Failure> {
+        let (start, block) = self
             .allocs
-            .range(..=ptr)
-            .next_back()
+            .at_or_below(ptr)
             .ok_or_else(|| bad_pointer(ptr, len))?;
         let off = ptr - start;
         match off.checked_add(len) {
-            Some(end) if end <= block.len() => Ok(start),
+            Some(end) if end <= block.len() => Ok((*start, &block[off..end])),
             _ => Err(bad_pointer(ptr, len)),
         }
     }
@@ -107,9 +155,7 @@ impl State {
         if len == 0 {
             return Ok(&[]);
         }
-        let start = self.locate(ptr, len)?;
-        let off = ptr - start;
-        Ok(&self.allocs[&start][off..off + len])
+        Ok(self.locate(ptr, len)?.1)
     }
 
     fn text(&self, ptr: usize, len: usize, what: &str) -> Result<String, Failure> {
@@ -141,18 +187,16 @@ impl State {
         let start = if len == 0 {
             None
         } else {
-            Some(self.locate(ptr, len)?)
+            Some(self.locate(ptr, len)?.0)
         };
         let State {
             allocs, mappers, ..
         } = self;
-        let slot = mappers.get_mut(&handle).ok_or_else(|| bad_handle(handle))?;
+        let slot = mappers.get_mut(handle).ok_or_else(|| bad_handle(handle))?;
         let mut empty = [0u8; 0];
         let buf: &mut [u8] = match start {
             Some(start) => {
-                let block = allocs
-                    .get_mut(&start)
-                    .ok_or_else(|| bad_pointer(ptr, len))?;
+                let block = allocs.get_mut(start).ok_or_else(|| bad_pointer(ptr, len))?;
                 &mut block[ptr - start..ptr - start + len]
             }
             None => &mut empty,
@@ -164,7 +208,7 @@ impl State {
 
     fn slot(&mut self, handle: i32) -> Result<&mut Slot, Failure> {
         self.mappers
-            .get_mut(&handle)
+            .get_mut(handle)
             .ok_or_else(|| bad_handle(handle))
     }
 
@@ -172,14 +216,14 @@ impl State {
         if self.next_handle == i32::MAX {
             return Err(fail(Code::OutOfMemory, "every handle has been used"));
         }
-        self.next_handle += 1;
         let slot = Slot {
             mapper,
             output: Vec::new(),
             snapshot_required: false,
             result: RewriteResult::default(),
         };
-        self.mappers.insert(self.next_handle, slot);
+        self.mappers.insert(self.next_handle + 1, slot)?;
+        self.next_handle += 1;
         Ok(self.next_handle)
     }
 }
@@ -326,7 +370,7 @@ pub extern "C" fn mp_alloc(len: i32) -> i32 {
         // A block at or above 2^31 would read as a negative status.
         let ptr32 = i32::try_from(ptr)
             .map_err(|_| fail(Code::OutOfMemory, "no block below 2^31 is free"))?;
-        s.allocs.insert(ptr, block);
+        s.allocs.insert(ptr, block)?;
         Ok(ptr32)
     })
 }
@@ -335,7 +379,7 @@ pub extern "C" fn mp_alloc(len: i32) -> i32 {
 #[no_mangle]
 pub extern "C" fn mp_free(ptr: i32) -> i32 {
     call(|s| {
-        s.allocs.remove(&address(ptr)).map(|_| 0).ok_or_else(|| {
+        s.allocs.remove(address(ptr)).map(|_| 0).ok_or_else(|| {
             fail(
                 Code::BadPointer,
                 format!("{} is not a live block from mp_alloc", address(ptr)),
@@ -360,7 +404,7 @@ pub extern "C" fn mp_mapper_new(config_ptr: i32, config_len: i32) -> i32 {
 pub extern "C" fn mp_mapper_free(handle: i32) -> i32 {
     call(|s| {
         s.mappers
-            .remove(&handle)
+            .remove(handle)
             .map(|_| 0)
             .ok_or_else(|| bad_handle(handle))
     })

@@ -171,6 +171,7 @@ impl Mapper {
 
     /// Makes room for the call under way to save `n` bindings' states (and
     /// the stage, if open), so that the saves cannot fail to allocate.
+    #[inline(always)]
     pub(crate) fn reserve_saves(&mut self, n: usize) -> Result<()> {
         self.call.reserve(n)?;
         match &mut self.stage {
@@ -401,8 +402,8 @@ impl Mapper {
             .holders_of(mapped)
             .map(|i| self.view(i))
             .collect();
-        out.sort_unstable_by(|a, b| {
-            (a.source_cluster_id, a.pid).cmp(&(b.source_cluster_id, b.pid))
+        heapsort_by(&mut out, |a, b| {
+            (a.source_cluster_id, a.pid) < (b.source_cluster_id, b.pid)
         });
         out
     }
@@ -425,7 +426,7 @@ impl Mapper {
     /// `txn` says so, that its transaction is open or ended: one saved state
     /// and one write, and none when nothing changes (the batch path's
     /// common case within one call).
-    #[inline]
+    #[inline(always)]
     pub(crate) fn touch(&mut self, idx: usize, now_ms: i64, txn: Option<bool>) {
         let b = *self.table.get(idx);
         let last_seen = b.last_seen.max(table::seen_at(now_ms));
@@ -501,22 +502,25 @@ impl<'a> SourceCluster<'a> {
 /// declared regions), and `sort_unstable` would add 3 KB of broker module
 /// per element type.
 pub(crate) fn heapsort<T: Ord>(v: &mut [T]) {
-    fn sift_down<T: Ord>(v: &mut [T], mut root: usize, end: usize) {
-        loop {
-            let mut child = 2 * root + 1;
-            if child >= end {
-                return;
-            }
-            if child + 1 < end && v[child] < v[child + 1] {
-                child += 1;
-            }
-            if v[root] >= v[child] {
-                return;
-            }
-            v.swap(root, child);
-            root = child;
+    heapsort_by(v, |a, b| a < b)
+}
+
+/// [`heapsort`] by `less`, a strict weak order.
+pub(crate) fn heapsort_by<T>(v: &mut [T], less: impl Fn(&T, &T) -> bool) {
+    let sift_down = |v: &mut [T], mut root: usize, end: usize| loop {
+        let mut child = 2 * root + 1;
+        if child >= end {
+            return;
         }
-    }
+        if child + 1 < end && less(&v[child], &v[child + 1]) {
+            child += 1;
+        }
+        if !less(&v[root], &v[child]) {
+            return;
+        }
+        v.swap(root, child);
+        root = child;
+    };
     let n = v.len();
     for root in (0..n / 2).rev() {
         sift_down(v, root, n);

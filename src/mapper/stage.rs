@@ -7,7 +7,7 @@
 //! a list of saved states undoes the rest. The mapper refuses the calls
 //! that remove bindings (expiry, records) while a stage is open.
 
-use super::table::{out_of_memory, Table, STAGE_SAVED};
+use super::table::{room, Table, STAGE_SAVED};
 use crate::error::Result;
 use crate::record::StateRecord;
 
@@ -41,10 +41,9 @@ impl Savepoint {
     }
 
     /// Makes room to save `n` more bindings without allocating.
+    #[inline(always)]
     pub(crate) fn reserve(&mut self, n: usize) -> Result<()> {
-        self.touched
-            .try_reserve(n)
-            .map_err(|_| out_of_memory("a savepoint"))
+        room(&mut self.touched, n, "a savepoint")
     }
 
     /// Saves the state of the binding at `idx` before a change, if it is
@@ -111,9 +110,8 @@ impl Stage {
 
     /// Makes room for `n` more pending bindings.
     pub(crate) fn reserve(&mut self, n: usize) -> Result<()> {
-        let oom = |_| out_of_memory("the pending bindings");
-        self.records.try_reserve(n).map_err(oom)?;
-        self.returned_in.try_reserve(n).map_err(oom)
+        room(&mut self.records, n, "the pending bindings")?;
+        room(&mut self.returned_in, n, "the pending bindings")
     }
 
     /// The first pending position.

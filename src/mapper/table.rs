@@ -166,11 +166,32 @@ impl Default for Table {
 }
 
 /// A folded 64x64->128 multiply: one multiplication, good avalanche.
+#[inline(always)]
 fn fold(x: u64, k: u64) -> u64 {
-    let p = u128::from(x) * u128::from(k);
-    (p as u64) ^ ((p >> 64) as u64)
+    if cfg!(target_family = "wasm") {
+        fold_halves(x, k)
+    } else {
+        let p = u128::from(x) * u128::from(k);
+        (p as u64) ^ ((p >> 64) as u64)
+    }
 }
 
+/// [`fold`] for WebAssembly, which has no 64 × 64 → 128-bit multiply: a
+/// `u128` product there is a call to `__multi3` passing its result through
+/// memory (and LLVM recognises the exact high-half computation from 32-bit
+/// halves and makes it that call again). This mixes the four 32 × 32-bit
+/// products instead, the two cross products swapped in halves, so every
+/// output bit still depends on every input and key bit. Not the same
+/// values as `fold`, which nothing observes: index hashes are never stored
+/// and no result depends on an index's order.
+#[inline(always)]
+fn fold_halves(x: u64, k: u64) -> u64 {
+    const LOW: u64 = 0xffff_ffff;
+    let (xl, xh, kl, kh) = (x & LOW, x >> 32, k & LOW, k >> 32);
+    (xl * kl) ^ (xh * kh) ^ ((xl * kh) ^ (xh * kl)).rotate_left(32)
+}
+
+#[inline(always)]
 fn identity_hash(k: &Keys, cluster: u32, pid: i64) -> u64 {
     fold(
         (pid as u64) ^ u64::from(cluster).rotate_left(40) ^ k.identity.0,
@@ -240,6 +261,17 @@ fn name_hash(k: &Keys, name: &str) -> u64 {
 /// An allocation failure as the error every call returns for it.
 pub(crate) fn out_of_memory(what: &'static str) -> Error {
     Error::OutOfMemory { what }
+}
+
+/// Makes room in `v` for `n` more elements, or [`Error::OutOfMemory`]
+/// naming `what`. Inline, and a call to the allocator only when there is
+/// no room: the batch path asks for room for one element per batch.
+#[inline(always)]
+pub(crate) fn room<T>(v: &mut Vec<T>, n: usize, what: &'static str) -> crate::Result<()> {
+    if v.capacity() - v.len() < n {
+        v.try_reserve(n).map_err(|_| out_of_memory(what))?;
+    }
+    Ok(())
 }
 
 /// Whether two cluster IDs are equal: names up to 16 bytes (the usual
@@ -487,6 +519,7 @@ impl Table {
         &self.bindings
     }
 
+    #[inline(always)]
     pub(crate) fn get(&self, idx: usize) -> &Binding {
         &self.bindings[idx]
     }
@@ -498,7 +531,7 @@ impl Table {
         b.flags = flags;
     }
 
-    #[inline]
+    #[inline(always)]
     pub(crate) fn find_identity(&self, cluster: u32, pid: i64) -> Option<usize> {
         self.by_identity
             .find(identity_hash(&self.keys, cluster, pid), |&i| {
@@ -617,6 +650,23 @@ mod tests {
         for a in names {
             for b in names {
                 assert_eq!(super::same_name(a, b), a == b, "{a:?} {b:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn the_wasm_fold_depends_on_every_bit_of_input_and_key() {
+        // Flipping any one bit of x or of k changes about half the output
+        // bits (at least 8 of 64 in every case here).
+        let mut x = 0x0123_4567_89ab_cdefu64;
+        for _ in 0..200 {
+            x = x.wrapping_mul(0x9e37_79b9_7f4a_7c15).rotate_left(23) ^ 0x5bd1_e995;
+            let k = x.rotate_left(31) ^ 0x2545_f491_4f6c_dd1d | 1 | 1 << 32;
+            let h = super::fold_halves(x, k);
+            for bit in 0..64 {
+                let dx = (h ^ super::fold_halves(x ^ 1 << bit, k)).count_ones();
+                let dk = (h ^ super::fold_halves(x, k ^ 1 << bit)).count_ones();
+                assert!(dx >= 8 && dk >= 8, "{x:#x} {k:#x} bit {bit}: {dx} {dk}");
             }
         }
     }

@@ -12,28 +12,30 @@ use crate::pid::{region, Origin, MAX_PROBES};
 /// Per direct source, the sorted regions it may carry.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Trust {
-    allowed: BTreeMap<String, Vec<u32>>,
+    /// Sorted by source, as `origins` iterates: found by binary search (a
+    /// second map type would add its code to the broker module).
+    allowed: Vec<(String, Vec<u32>)>,
 }
 
 impl Trust {
     pub(crate) fn new(origins: &BTreeMap<String, Vec<String>>) -> Trust {
-        // Inserted one by one (`collect` into a map would sort: more code
-        // in the broker module for nothing, `origins` is sorted already).
-        let mut allowed = BTreeMap::new();
-        for (source, origins) in origins {
-            let mut regions: Vec<u32> = origins.iter().flat_map(|o| regions_of(o)).collect();
-            super::heapsort(&mut regions);
-            regions.dedup();
-            allowed.insert(source.clone(), regions);
-        }
+        let allowed = origins
+            .iter()
+            .map(|(source, origins)| {
+                let mut regions: Vec<u32> = origins.iter().flat_map(|o| regions_of(o)).collect();
+                super::heapsort(&mut regions);
+                regions.dedup();
+                (source.clone(), regions)
+            })
+            .collect();
         Trust { allowed }
     }
 
     /// Whether `source` may carry a mirrored PID of `region`.
     pub(crate) fn allows(&self, source: &str, region: u32) -> bool {
         self.allowed
-            .get(source)
-            .is_some_and(|r| r.binary_search(&region).is_ok())
+            .binary_search_by(|(s, _)| s.as_str().cmp(source))
+            .is_ok_and(|i| self.allowed[i].1.binary_search(&region).is_ok())
     }
 }
 

@@ -1,0 +1,57 @@
+//! Rewrites a 1000-batch fetch of bound producers in the broker module
+//! under wasmtime, again and again, for a profiler: with `PERFMAP=1`
+//! wasmtime writes `/tmp/perf-<pid>.map`, so `perf` names the module's
+//! functions (build the module keeping its name section, as
+//! docs/PERFORMANCE.md shows). Prints the time a batch (the fastest and the
+//! median of 21 rounds of 1000 fetches): a quick way to compare two builds
+//! of the module side by side; the benchmarks are `host/benches/wasm.rs`.
+//!
+//! cargo run --release -p mirrorpid-host --example profile_fetch -- [module.wasm]
+//! PERFMAP=1 perf record -F 5000 target/release/examples/profile_fetch [module.wasm]
+
+use mirrorpid_host::{default_module_path, BrokerModule};
+use wasmtime::{Config, Engine, Module, ProfilingStrategy};
+
+#[allow(dead_code)]
+#[path = "../../benches/common/batches.rs"]
+mod batches;
+
+const CONFIG: &str = r#"{"topicId":"bxw7Kp1OS3-KHC0-T1prfA","partition":0}"#;
+
+fn main() -> wasmtime::Result<()> {
+    let mut config = Config::new();
+    if std::env::var_os("PERFMAP").is_some() {
+        config.profiler(ProfilingStrategy::PerfMap);
+    }
+    let engine = Engine::new(&config)?;
+    let path = std::env::args()
+        .nth(1)
+        .map(Into::into)
+        .unwrap_or_else(default_module_path);
+    let module = Module::from_file(&engine, &path)?;
+    let mut m = BrokerModule::instantiate(&engine, &module)?;
+    let original = batches::fetch(1000);
+    let h = m.mapper_new(CONFIG)?;
+    let mut buf = original.clone();
+    m.rewrite(h, "A", &mut buf, 0, 0)?;
+    m.confirm(h)?; // every producer bound and permanent
+    let src = m.put(b"A")?;
+    let input = m.put(&original)?;
+    let mut rounds = vec![];
+    for _ in 0..21 {
+        let t = std::time::Instant::now();
+        for _ in 0..1000 {
+            m.write(input.0, &original)?;
+            std::hint::black_box(m.rewrite_in_place(h, src, input, 1, 0)?);
+        }
+        rounds.push(t.elapsed().as_nanos() as f64 / 1e6);
+    }
+    rounds.sort_by(f64::total_cmp);
+    println!(
+        "{}: {:.1} ns a batch (fastest round), {:.1} ns (median)",
+        path.display(),
+        rounds[0],
+        rounds[10]
+    );
+    Ok(())
+}
