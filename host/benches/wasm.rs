@@ -201,5 +201,60 @@ fn bench_peer(c: &mut Criterion) {
     }
 }
 
-criterion_group!(benches, bench, bench_adversary, bench_peer);
+/// A fetch of `pids.len()` minimal v2 batches (no records, 61 bytes each)
+/// carrying `pids`: built directly, as 10 M of them are bound through it.
+/// The CRC need not be valid (strict CRC is off).
+fn minimal_fetch(pids: impl IntoIterator<Item = i64>) -> Vec<u8> {
+    let pids: Vec<i64> = pids.into_iter().collect();
+    let mut buf = vec![0u8; 61 * pids.len()];
+    for (batch, pid) in buf.chunks_exact_mut(61).zip(pids) {
+        batch[8..12].copy_from_slice(&49i32.to_be_bytes()); // batchLength
+        batch[16] = 2; // magic
+        batch[43..51].copy_from_slice(&pid.to_be_bytes());
+    }
+    buf
+}
+
+/// How cost grows in the module: a 1000-batch rewrite with 1k to 10M bound
+/// producers (one source; the 1000 spread over the whole table, as
+/// `benches/mapper.rs` does natively), and the linear memory each bound
+/// producer took (the memory grown while binding them through
+/// `mp_rewrite`, over their number; the module has no `map` export).
+fn bench_scale(c: &mut Criterion) {
+    let mut g = c.benchmark_group("scale in wasmtime");
+    g.sample_size(10).measurement_time(Duration::from_secs(3));
+    g.throughput(Throughput::Elements(1_000));
+    for n in [1_000i64, 100_000, 1_000_000, 10_000_000] {
+        let mut module = BrokerModule::load(&default_module_path()).unwrap();
+        let config =
+            format!(r#"{{"topicId":"bxw7Kp1OS3-KHC0-T1prfA","partition":0,"maxBindings":{n}}}"#);
+        let h = module.mapper_new(&config).unwrap();
+        let src = module.put(b"east-1").unwrap();
+        let block = module.put(&minimal_fetch(0..1_000)).unwrap();
+        let before = module.memory_size();
+        for first in (0..n).step_by(1_000) {
+            let fetch = minimal_fetch(first..first + 1_000);
+            module.write(block.0, &fetch).unwrap();
+            module.rewrite_in_place(h, src, block, 1, 0).unwrap();
+            module.confirm(h).unwrap(); // the records are "durable"
+        }
+        assert_eq!(module.mapper_len(h).unwrap(), n as usize);
+        println!(
+            "scale in wasmtime: {n} bound producers grew linear memory by {} bytes = {:.1} bytes per producer",
+            module.memory_size() - before,
+            (module.memory_size() - before) as f64 / n as f64
+        );
+        let step = n / 1_000;
+        let original = minimal_fetch((0..1_000).map(|i| i * step));
+        g.bench_function(format!("rewrite 1000 batches, {n} bound"), |b| {
+            b.iter(|| {
+                module.write(block.0, &original).unwrap();
+                black_box(module.rewrite_in_place(h, src, block, 2, 0).unwrap())
+            })
+        });
+    }
+    g.finish();
+}
+
+criterion_group!(benches, bench, bench_adversary, bench_peer, bench_scale);
 criterion_main!(benches);

@@ -218,7 +218,7 @@ impl Mapper {
     /// binding's record comes back once per call.
     #[inline]
     pub(crate) fn describe(&mut self, idx: usize, pid: i64) -> MapOutcome {
-        let b = *self.table.get(idx);
+        let b = self.table.get(idx);
         let mut outcome = MapOutcome {
             pid,
             mapped: b.mapped,
@@ -227,17 +227,28 @@ impl Mapper {
             record: None,
             snapshot_required: false,
         };
+        if self.is_pending(idx) {
+            self.describe_pending(idx, &mut outcome);
+        }
+        outcome
+    }
+
+    /// The part of [`Mapper::describe`] for a pending binding, out of the
+    /// common path: its record and collision, the first time a call meets
+    /// it.
+    #[inline(never)]
+    fn describe_pending(&mut self, idx: usize, outcome: &mut MapOutcome) {
+        let salt = self.table.get(idx).salt;
         if let Some(stage) = &mut self.stage {
             if let Some(k) = idx.checked_sub(stage.start()) {
                 if stage.returned_in[k] != self.calls {
                     stage.returned_in[k] = self.calls;
                     outcome.record = stage.records[k].clone();
-                    outcome.collision = collision_of(b.salt, outcome.record.as_deref());
+                    outcome.collision = collision_of(salt, outcome.record.as_deref());
                     outcome.snapshot_required = outcome.collision.is_some();
                 }
             }
         }
-        outcome
     }
 
     /// [`Mapper::map`], also returning the binding's position (for the

@@ -38,6 +38,10 @@ pub(crate) fn seen_at(now_ms: i64) -> i64 {
     now_ms.max(UNKNOWN_LAST_SEEN + 1)
 }
 
+/// How many recently found cluster indexes a table remembers: the sources
+/// of a mirror topology's diamond or fan-in, mapped in turn.
+const RECENT: usize = 4;
+
 /// One binding: 32 bytes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Binding {
@@ -138,11 +142,13 @@ pub(crate) struct Table {
     /// Names no binding uses any more, waiting for [`Table::compact_clusters`].
     unused_clusters: usize,
     cluster_index: HashTable<u32>,
-    /// The index the last successful [`Table::find_cluster`] returned: a
-    /// caller mapping many PIDs of one source finds it with one string
-    /// comparison instead of a hash and a probe. Always checked against the
-    /// name, so it is never wrong, only sometimes useless.
-    recent: std::cell::Cell<u32>,
+    /// The indexes the last successful [`Table::find_cluster`] calls
+    /// returned (the slot `recent_next` names is replaced next): a caller
+    /// mapping PIDs of a few sources in turn finds each with string
+    /// comparisons instead of a hash and a probe. Always checked against
+    /// the name, so they are never wrong, only sometimes useless.
+    recent: [std::cell::Cell<u32>; RECENT],
+    recent_next: std::cell::Cell<u8>,
     bindings: Vec<Binding>,
     by_identity: HashTable<u32>,
     by_mapped: HashTable<u32>,
@@ -157,7 +163,8 @@ impl Default for Table {
             name_bytes: 0,
             unused_clusters: 0,
             cluster_index: HashTable::new(),
-            recent: std::cell::Cell::new(u32::MAX),
+            recent: Default::default(),
+            recent_next: Default::default(),
             bindings: Vec::new(),
             by_identity: HashTable::new(),
             by_mapped: HashTable::new(),
@@ -391,24 +398,32 @@ impl Table {
 
     #[inline]
     pub(crate) fn find_cluster(&self, name: &str) -> Option<u32> {
-        let recent = self.recent.get();
-        if self
-            .clusters
-            .get(recent as usize)
-            .is_some_and(|n| same_name(n, name))
-        {
-            return Some(recent);
+        for recent in &self.recent {
+            let i = recent.get();
+            if self
+                .clusters
+                .get(i as usize)
+                .is_some_and(|n| same_name(n, name))
+            {
+                return Some(i);
+            }
         }
+        self.find_cluster_indexed(name)
+    }
+
+    /// [`Table::find_cluster`] by the index, remembering what it finds.
+    #[inline(never)]
+    fn find_cluster_indexed(&self, name: &str) -> Option<u32> {
         let found = self
             .cluster_index
             .find(name_hash(&self.keys, name), |&i| {
                 same_name(&self.clusters[i as usize], name)
             })
-            .copied();
-        if let Some(i) = found {
-            self.recent.set(i);
-        }
-        found
+            .copied()?;
+        let next = self.recent_next.get();
+        self.recent[usize::from(next) % RECENT].set(found);
+        self.recent_next.set(next.wrapping_add(1));
+        Some(found)
     }
 
     /// The index of `name`, interning it (with no binding yet) if new. The
