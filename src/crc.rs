@@ -128,24 +128,22 @@ fn multmodp(a: u32, b: u32) -> u32 {
     ((r >> 32) as u32) ^ zero4(r as u32)
 }
 
-/// `x^(8·d)` for each low byte `d` of a byte count: one multiplication
-/// shifts a batch under 256 bytes.
+/// `x^(32 + 8·d)` for each low byte `d` of a byte count: one
+/// multiplication shifts a batch under 256 bytes, and takes the `x^32` of
+/// the changed bytes' `crc0` with it ([`crc0_8_over_x32`]).
 static SHIFT_LOW: [u32; 256] = {
     let mut t = [0u32; 256];
-    let x8 = {
-        let x1: u32 = 1 << 30;
-        let x2 = multmodp_bits(x1, x1);
-        let x4 = multmodp_bits(x2, x2);
-        multmodp_bits(x4, x4)
-    };
-    t[0] = 1 << 31; // x^0
+    t[0] = multmodp_bits(X8, multmodp_bits(X8, multmodp_bits(X8, X8))); // x^32
     let mut d = 1;
     while d < 256 {
-        t[d] = multmodp_bits(t[d - 1], x8);
+        t[d] = multmodp_bits(t[d - 1], X8);
         d += 1;
     }
     t
 };
+
+/// `x^8`, for building the higher digits' table.
+const X8: u32 = 1 << 23;
 
 /// `x^(8·d·16^k·256)` for each higher hex digit `d` (the `k`-th above the
 /// low byte) of a byte count: one multiplication more per non-zero digit
@@ -153,8 +151,13 @@ static SHIFT_LOW: [u32; 256] = {
 /// where base 256 throughout took 4 KiB.
 static SHIFT_HIGH: [[u32; 16]; 6] = {
     let mut t = [[0u32; 16]; 6];
-    // x^(8·256) = SHIFT_LOW[255] · x^8.
-    let mut base = multmodp_bits(SHIFT_LOW[255], SHIFT_LOW[1]);
+    // x^(8·256), the first high digit's unit.
+    let mut base = 1 << 31;
+    let mut i = 0;
+    while i < 256 {
+        base = multmodp_bits(base, X8);
+        i += 1;
+    }
     let mut k = 0;
     while k < 6 {
         t[k][0] = 1 << 31;
@@ -169,14 +172,12 @@ static SHIFT_HIGH: [[u32; 16]; 6] = {
     t
 };
 
-/// `v · x^(8n) mod P`: appends `n` zero bytes to the `crc0` value `v`.
+/// `v · x^(32 + 8n) mod P`: appends `n` zero bytes to the `crc0` value
+/// `v · x^32` (what [`crc0_8_over_x32`] gives).
 #[inline]
-fn shift(mut v: u32, n: u64) -> u32 {
+fn shift32(v: u32, n: u64) -> u32 {
     let n = u32::try_from(n).expect("a batch is under 2^31 bytes");
-    let low = (n & 255) as usize;
-    if low != 0 {
-        v = multmodp(SHIFT_LOW[low], v);
-    }
+    let mut v = multmodp(SHIFT_LOW[(n & 255) as usize], v);
     for (k, table) in SHIFT_HIGH.iter().enumerate() {
         let d = ((n >> (8 + 4 * k)) & 15) as usize;
         if d != 0 {
@@ -186,12 +187,13 @@ fn shift(mut v: u32, n: u64) -> u32 {
     v
 }
 
-/// `crc0` of 8 bytes: two words through the register, four table lookups
-/// each.
+/// `crc0` of 8 bytes over `x^32`: the two words through the register but
+/// for the last four zero bytes, which [`shift32`] multiplies in with the
+/// rest (`crc0 = zero4` of this).
 #[inline]
-fn crc0_8(bytes: &[u8; 8]) -> u32 {
+fn crc0_8_over_x32(bytes: &[u8; 8]) -> u32 {
     let [a, b, c, d, e, f, g, h] = *bytes;
-    zero4(zero4(u32::from_le_bytes([a, b, c, d])) ^ u32::from_le_bytes([e, f, g, h]))
+    zero4(u32::from_le_bytes([a, b, c, d])) ^ u32::from_le_bytes([e, f, g, h])
 }
 
 /// The CRC-32C of a message after `old` is replaced by `new` at a place
@@ -206,7 +208,7 @@ pub fn patch(crc: u32, old: &[u8; 8], new: &[u8; 8], bytes_after: u64) -> u32 {
     if delta == [0; 8] {
         return crc;
     }
-    crc ^ shift(crc0_8(&delta), bytes_after)
+    crc ^ shift32(crc0_8_over_x32(&delta), bytes_after)
 }
 
 #[cfg(test)]
@@ -254,31 +256,38 @@ mod tests {
         let mut x = 0x0123_4567_89ab_cdefu64;
         for _ in 0..1000 {
             x = x.wrapping_mul(0x9e37_79b9_7f4a_7c15).rotate_left(17) ^ 0x5bd1_e995;
-            assert_eq!(crc0_8(&x.to_le_bytes()), crc0(&x.to_le_bytes()), "{x:#x}");
+            let b = x.to_le_bytes();
+            assert_eq!(zero4(crc0_8_over_x32(&b)), crc0(&b), "{x:#x}");
         }
-        assert_eq!(crc0_8(&[0xff; 8]), crc0(&[0xff; 8]));
+        assert_eq!(zero4(crc0_8_over_x32(&[0xff; 8])), crc0(&[0xff; 8]));
     }
 
     #[test]
     fn shift_appends_zero_bytes() {
+        let msg = *b"mirrorpi";
+        let w = crc0_8_over_x32(&msg);
         let counts = [0u64, 1, 15, 16, 17, 255, 256, 4095, 4096, 65_537, 1 << 20];
         for n in counts.into_iter().chain([(1 << 21) - 1]) {
-            let mut msg = b"mirrorpid".to_vec();
-            let v = crc0(&msg);
-            msg.resize(msg.len() + n as usize, 0);
-            assert_eq!(shift(v, n), crc0(&msg), "n = {n}");
+            let mut long = msg.to_vec();
+            long.resize(8 + n as usize, 0);
+            assert_eq!(shift32(w, n), crc0(&long), "n = {n}");
         }
-        // Counts too large to build: in steps of at most 2^20 bytes (each
-        // checked above), the higher digits' tables must agree.
-        for n in [123_456_789u64, (1 << 31) - 1, 0x7654_3210] {
-            let v = crc0(b"mirrorpid");
-            let (mut w, mut left) = (v, n);
-            while left > 0 {
-                let step = left.min(1 << 20);
-                w = shift(w, step);
-                left -= step;
+        // Counts too large to build: against x^(32 + 8n) by squaring, with
+        // the bitwise multiply.
+        let pow_x8 = |mut n: u64| {
+            let (mut r, mut base) = (1u32 << 31, X8);
+            while n > 0 {
+                if n & 1 == 1 {
+                    r = multmodp_bits(r, base);
+                }
+                base = multmodp_bits(base, base);
+                n >>= 1;
             }
-            assert_eq!(shift(v, n), w, "n = {n}");
+            r
+        };
+        for n in [0u64, 300, 70_000, 123_456_789, (1 << 31) - 1, 0x7654_3210] {
+            let want = multmodp_bits(multmodp_bits(w, pow_x8(4)), pow_x8(n));
+            assert_eq!(shift32(w, n), want, "n = {n}");
         }
     }
 

@@ -1,9 +1,9 @@
-//! Rewrites a 1000-batch fetch of bound producers in the broker module
+//! Rewrites a 1000-batch fetch (`BATCHES=n`: n batches) of bound producers in the broker module
 //! under wasmtime, again and again, for a profiler: with `PERFMAP=1`
 //! wasmtime writes `/tmp/perf-<pid>.map`, so `perf` names the module's
 //! functions (build the module keeping its name section, as
 //! docs/PERFORMANCE.md shows). Prints the time a batch (the fastest and the
-//! median of 21 rounds of 1000 fetches): a quick way to compare two builds
+//! median of 21 rounds of a million batches): a quick way to compare two builds
 //! of the module side by side; the benchmarks are `host/benches/wasm.rs`.
 //!
 //! cargo run --release -p mirrorpid-host --example profile_fetch -- [module.wasm]
@@ -30,7 +30,8 @@ fn main() -> wasmtime::Result<()> {
         .unwrap_or_else(default_module_path);
     let module = Module::from_file(&engine, &path)?;
     let mut m = BrokerModule::instantiate(&engine, &module)?;
-    let original = batches::fetch(1000);
+    let n: usize = std::env::var("BATCHES").map_or(Ok(1000), |v| v.parse())?;
+    let original = batches::fetch(n);
     let h = m.mapper_new(CONFIG)?;
     let mut buf = original.clone();
     m.rewrite(h, "A", &mut buf, 0, 0)?;
@@ -40,7 +41,7 @@ fn main() -> wasmtime::Result<()> {
     let mut rounds = vec![];
     for _ in 0..21 {
         let t = std::time::Instant::now();
-        for _ in 0..1000 {
+        for _ in 0..1_000_000 / n {
             m.write(input.0, &original)?;
             std::hint::black_box(m.rewrite_in_place(h, src, input, 1, 0)?);
         }
