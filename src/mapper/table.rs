@@ -38,10 +38,6 @@ pub(crate) fn seen_at(now_ms: i64) -> i64 {
     now_ms.max(UNKNOWN_LAST_SEEN + 1)
 }
 
-/// How many recently found cluster indexes a table remembers: the sources
-/// of a mirror topology's diamond or fan-in, mapped in turn.
-const RECENT: usize = 4;
-
 /// One binding: 32 bytes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Binding {
@@ -142,13 +138,14 @@ pub(crate) struct Table {
     /// Names no binding uses any more, waiting for [`Table::compact_clusters`].
     unused_clusters: usize,
     cluster_index: HashTable<u32>,
-    /// The indexes the last successful [`Table::find_cluster`] calls
-    /// returned (the slot `recent_next` names is replaced next): a caller
-    /// mapping PIDs of a few sources in turn finds each with string
-    /// comparisons instead of a hash and a probe. Always checked against
-    /// the name, so they are never wrong, only sometimes useless.
-    recent: [std::cell::Cell<u32>; RECENT],
-    recent_next: std::cell::Cell<u8>,
+    /// The index the last successful [`Table::find_cluster`] returned: a
+    /// caller mapping many PIDs of one source finds it with one string
+    /// comparison instead of a hash and a probe. Always checked against the
+    /// name, so it is never wrong, only sometimes useless. One, not a few:
+    /// names chosen to compare equal for long would make every miss cost
+    /// several long comparisons (measured: 2x on the flooding benchmark
+    /// with four).
+    recent: std::cell::Cell<u32>,
     bindings: Vec<Binding>,
     by_identity: HashTable<u32>,
     by_mapped: HashTable<u32>,
@@ -163,8 +160,7 @@ impl Default for Table {
             name_bytes: 0,
             unused_clusters: 0,
             cluster_index: HashTable::new(),
-            recent: Default::default(),
-            recent_next: Default::default(),
+            recent: std::cell::Cell::new(u32::MAX),
             bindings: Vec::new(),
             by_identity: HashTable::new(),
             by_mapped: HashTable::new(),
@@ -398,15 +394,13 @@ impl Table {
 
     #[inline]
     pub(crate) fn find_cluster(&self, name: &str) -> Option<u32> {
-        for recent in &self.recent {
-            let i = recent.get();
-            if self
-                .clusters
-                .get(i as usize)
-                .is_some_and(|n| same_name(n, name))
-            {
-                return Some(i);
-            }
+        let recent = self.recent.get();
+        if self
+            .clusters
+            .get(recent as usize)
+            .is_some_and(|n| same_name(n, name))
+        {
+            return Some(recent);
         }
         self.find_cluster_indexed(name)
     }
@@ -420,9 +414,7 @@ impl Table {
                 same_name(&self.clusters[i as usize], name)
             })
             .copied()?;
-        let next = self.recent_next.get();
-        self.recent[usize::from(next) % RECENT].set(found);
-        self.recent_next.set(next.wrapping_add(1));
+        self.recent.set(found);
         Some(found)
     }
 
