@@ -142,7 +142,8 @@ static SHIFT_LOW: [u32; 256] = {
     t
 };
 
-/// `x^8`, for building the higher digits' table.
+/// `x^8` (bit 23 in the reflected representation): the step of the shift
+/// tables.
 const X8: u32 = 1 << 23;
 
 /// `x^(8·d·16^k·256)` for each higher hex digit `d` (the `k`-th above the

@@ -168,7 +168,8 @@ impl Default for Table {
     }
 }
 
-/// A folded 64x64->128 multiply: one multiplication, good avalanche.
+/// A folded 64x64->128 multiply: one multiplication, good avalanche
+/// (in WebAssembly, [`fold_halves`]).
 #[inline(always)]
 fn fold(x: u64, k: u64) -> u64 {
     if cfg!(target_family = "wasm") {
