@@ -515,3 +515,96 @@ fn built_results_equal_plain_ones() {
         "bytes do not alias WASM memory"
     );
 }
+
+/// `rewriteBatchesInPlace` does what `rewriteBatches` does, in the caller's
+/// array: the same result (its `bytes` the array itself), the consumed
+/// bytes rewritten and a truncated tail not touched; every control type's
+/// outcome survives the packed columns, on the built and the plain path.
+/// On an error, or an argument that is not a `Uint8Array`, the array and
+/// the mapper are unchanged and the mapper keeps working.
+#[wasm_bindgen_test]
+fn rewrite_in_place_equals_copying_rewrite() {
+    use mirrorpid::batch::ControlType;
+    let batch = |producer_id: i64, control: Option<ControlType>| BatchBuilder {
+        producer_id,
+        base_offset: 7 + producer_id,
+        transactional: control.is_some(),
+        control,
+        ..BatchBuilder::default()
+    };
+    let mut fetch: Vec<u8> = [
+        batch(5, None),
+        batch(6, Some(ControlType::Abort)),
+        batch(7, Some(ControlType::Commit)),
+        batch(8, Some(ControlType::Other(7))),
+        batch(-1, None),
+    ]
+    .iter()
+    .flat_map(BatchBuilder::encode)
+    .collect();
+    let whole = fetch.len();
+    fetch.extend_from_slice(&batch(9, None).encode()[..30]); // a truncated tail
+    for plain in [false, true] {
+        mirrorpid::js::use_plain_results(plain);
+        let (mut copying, mut in_place) = (mapper(), mapper());
+        let expected = copying
+            .rewrite_batches("A", fetch.clone(), JsValue::from(3), None)
+            .unwrap();
+        let array = Uint8Array::from(&fetch[..]);
+        let got = in_place
+            .rewrite_batches_in_place("A", array.clone().into(), JsValue::from(3), None)
+            .unwrap();
+        assert!(same(&expected, &got), "plain {plain}");
+        assert!(
+            js_sys::Object::is(&get(&got, "bytes"), &array),
+            "plain {plain}"
+        );
+        let rewritten = array.to_vec();
+        assert_eq!(rewritten, bytes_of(&get(&expected, "bytes")));
+        assert_ne!(
+            rewritten[..whole],
+            fetch[..whole],
+            "the batches were rewritten"
+        );
+        assert_eq!(rewritten[whole..], fetch[whole..], "the tail is untouched");
+        let controls: Vec<JsValue> = js_sys::Array::from(&get(&got, "batches"))
+            .iter()
+            .map(|b| get(&b, "control"))
+            .collect();
+        let names: Vec<Option<String>> = controls.iter().map(JsValue::as_string).collect();
+        let want = [None, Some("abort"), Some("commit"), Some("other"), None];
+        assert_eq!(names, want.map(|s| s.map(String::from)), "plain {plain}");
+        assert_eq!(copying.snapshot().unwrap(), in_place.snapshot().unwrap());
+
+        // An error: the array and the mapper are as they were.
+        let mut bad = fetch.clone();
+        bad[16] = 9;
+        let array = Uint8Array::from(&bad[..]);
+        let before = in_place.snapshot().unwrap();
+        let err = in_place
+            .rewrite_batches_in_place("A", array.clone().into(), JsValue::from(4), None)
+            .unwrap_err();
+        assert!(message(err).starts_with("UnknownMagic"));
+        assert_eq!(array.to_vec(), bad);
+        assert_eq!(in_place.snapshot().unwrap(), before);
+
+        // Not a Uint8Array: a typed error, and the next call works.
+        for wrong in [
+            js_sys::Array::of1(&JsValue::from(1)).into(),
+            JsValue::NULL,
+            JsValue::from(61),
+            JsValue::from_str("bytes"),
+        ] {
+            let err = in_place
+                .rewrite_batches_in_place("A", wrong, JsValue::from(4), None)
+                .unwrap_err();
+            assert!(message(err).starts_with("InvalidInput"), "plain {plain}");
+        }
+        let again = Uint8Array::from(&fetch[..]);
+        in_place
+            .rewrite_batches_in_place("A", again.clone().into(), JsValue::from(5), None)
+            .unwrap();
+        assert_eq!(again.to_vec(), rewritten);
+    }
+    mirrorpid::js::use_plain_results(false);
+}

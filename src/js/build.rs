@@ -16,7 +16,7 @@
 
 use std::cell::Cell;
 
-use js_sys::{Array, Function, Reflect};
+use js_sys::{Array, Function, Reflect, Uint8Array};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
@@ -27,20 +27,39 @@ use crate::rewrite::BatchOutcome;
 /// order is the documented order of each result (`types.d.ts`).
 const SOURCE: &str = r#"
 const control = [null, "abort", "commit", "other"];
-function outcomes(ints, bigs) {
-  const batches = new Array(ints.length >> 2);
-  for (let i = 0, j = 0, k = 0; i < batches.length; i++, j += 4, k += 3) {
+// The columns: three BigInts a batch (base offset, original PID, mapped
+// PID), then two int32s a batch (offset; salt | has salt << 8 |
+// transactional << 9 | control << 10), copied out of WASM memory at once.
+function outcomes(all, n) {
+  const ints = new Int32Array(all.buffer, 24 * n, 2 * n);
+  const batches = new Array(n);
+  for (let i = 0, j = 0, k = 0; i < n; i++, j += 2, k += 3) {
+    const p = ints[j + 1];
     batches[i] = {
       offset: ints[j] >>> 0,
-      baseOffset: bigs[k],
-      originalPid: bigs[k + 1],
-      mappedPid: bigs[k + 2],
-      salt: ints[j + 1] < 0 ? null : ints[j + 1],
-      transactional: ints[j + 2] !== 0,
-      control: control[ints[j + 3]],
+      baseOffset: all[k],
+      originalPid: all[k + 1],
+      mappedPid: all[k + 2],
+      salt: p & 256 ? p & 255 : null,
+      transactional: (p & 512) !== 0,
+      control: control[(p >> 10) & 3],
     };
   }
   return batches;
+}
+function result(bytes, consumed, records, snapshotRequired, columns, n) {
+  // The batch outcomes are built when first read: a caller that only
+  // forwards the bytes and records pays for the copies, not 1000 objects.
+  const all = columns.slice();
+  const settle = (result, batches) => {
+    Object.defineProperty(result, "batches", { value: batches, writable: true, enumerable: true, configurable: true });
+    return batches;
+  };
+  return {
+    bytes, consumed, records, snapshotRequired,
+    get batches() { return settle(this, outcomes(all, n)); },
+    set batches(value) { settle(this, value); },
+  };
 }
 return {
   int64(v) {
@@ -54,19 +73,11 @@ return {
   mapResult(mapped, salt, collision, record, snapshotRequired) {
     return { mapped, salt: salt < 0 ? null : salt, collision, record, snapshotRequired };
   },
-  rewriteResult(bytes, consumed, records, snapshotRequired, ints, bigs) {
-    // The batch outcomes are built when first read: a caller that only
-    // forwards the bytes and records pays for two copies, not 1000 objects.
-    const i32s = ints.slice(), i64s = bigs.slice();
-    const settle = (result, batches) => {
-      Object.defineProperty(result, "batches", { value: batches, writable: true, enumerable: true, configurable: true });
-      return batches;
-    };
-    return {
-      bytes: bytes.slice(), consumed, records, snapshotRequired,
-      get batches() { return settle(this, outcomes(i32s, i64s)); },
-      set batches(value) { settle(this, value); },
-    };
+  rewriteResult(bytes, consumed, records, snapshotRequired, columns, n) {
+    return result(bytes.slice(), consumed, records, snapshotRequired, columns, n);
+  },
+  rewriteResultInPlace(bytes, consumed, records, snapshotRequired, columns, n) {
+    return result(bytes, consumed, records, snapshotRequired, columns, n);
   },
 };
 "#;
@@ -92,9 +103,8 @@ extern "C" {
         snapshot_required: bool,
     ) -> JsValue;
 
-    /// `RewriteResult`: `bytes` copied out of WASM memory, the batches from
-    /// four `i32`s (offset, salt or -1, transactional, control code) and
-    /// three `i64`s (base offset, original PID, mapped PID) each.
+    /// `RewriteResult`: `bytes` copied out of WASM memory, the batches
+    /// from `columns` ([`Columns`], `n` batches).
     #[wasm_bindgen(method, js_name = rewriteResult)]
     pub(super) fn rewrite_result(
         this: &Builders,
@@ -102,8 +112,21 @@ extern "C" {
         consumed: u32,
         records: &Array,
         snapshot_required: bool,
-        ints: &[i32],
-        bigs: &[i64],
+        columns: &[i64],
+        n: u32,
+    ) -> JsValue;
+
+    /// [`Builders::rewrite_result`] whose `bytes` is the caller's array,
+    /// rewritten in place.
+    #[wasm_bindgen(method, js_name = rewriteResultInPlace)]
+    pub(super) fn rewrite_result_in_place(
+        this: &Builders,
+        bytes: &Uint8Array,
+        consumed: u32,
+        records: &Array,
+        snapshot_required: bool,
+        columns: &[i64],
+        n: u32,
     ) -> JsValue;
 }
 
@@ -143,39 +166,38 @@ pub fn use_plain_results(plain: bool) {
     PLAIN.with(|p| p.set(plain));
 }
 
-/// The batches of a rewrite as the columns [`Builders::rewrite_result`]
-/// takes: four `i32`s and three `i64`s a batch. Kept by each `PidMapper`
-/// and refilled, so a rewrite of bound producers allocates nothing here.
+/// The batches of a rewrite as the columns the builders take, in one
+/// vector so that JS copies them out at once: three `i64`s a batch (base
+/// offset, original PID, mapped PID), then two `i32`s a batch, two to an
+/// `i64` in memory order (the offset; the salt, `256` when there is one,
+/// `512` when transactional, and the control code times `1024`: 0 none, 1
+/// abort, 2 commit, 3 other). Kept by each `PidMapper` and refilled, so a
+/// rewrite of bound producers allocates nothing here.
 #[derive(Debug, Default)]
-pub(super) struct Columns {
-    pub(super) ints: Vec<i32>,
-    pub(super) bigs: Vec<i64>,
-}
+pub(super) struct Columns(pub(super) Vec<i64>);
 
 impl Columns {
     /// Refills the columns from `batches`.
     pub(super) fn fill(&mut self, batches: &[BatchOutcome]) {
-        // Sized first, then written in place: `extend` from arrays is a
-        // call per batch at the size-optimised build's `opt-level = "s"`.
-        self.ints.resize(batches.len() * 4, 0);
-        self.bigs.resize(batches.len() * 3, 0);
-        let rows = self
-            .ints
-            .chunks_exact_mut(4)
-            .zip(self.bigs.chunks_exact_mut(3));
-        for (b, (ints, bigs)) in batches.iter().zip(rows) {
-            ints[0] = b.offset as i32;
-            ints[1] = b.salt.map_or(-1, i32::from);
-            ints[2] = i32::from(b.transactional);
-            ints[3] = match b.control {
+        let n = batches.len();
+        self.0.resize(n * 4, 0);
+        let (bigs, ints) = self.0.split_at_mut(n * 3);
+        for (b, (big, int)) in batches.iter().zip(bigs.chunks_exact_mut(3).zip(ints)) {
+            big[0] = b.base_offset;
+            big[1] = b.original_pid;
+            big[2] = b.mapped_pid;
+            let control = match b.control {
                 None => 0,
                 Some(ControlType::Abort) => 1,
                 Some(ControlType::Commit) => 2,
                 Some(ControlType::Other(_)) => 3,
             };
-            bigs[0] = b.base_offset;
-            bigs[1] = b.original_pid;
-            bigs[2] = b.mapped_pid;
+            let packed = b.salt.map_or(0, |s| 256 | u32::from(s))
+                | u32::from(b.transactional) << 9
+                | control << 10;
+            // The first i32 at the lower address: WASM memory is
+            // little-endian, as are JS typed arrays on every host it runs.
+            *int = (u64::from(b.offset as u32) | u64::from(packed) << 32) as i64;
         }
     }
 }

@@ -192,25 +192,32 @@ pub(super) fn outcome_to_js(o: &MapOutcome) -> Result<JsValue, JsError> {
 /// A `RewriteResult` for the rewritten `buf`.
 pub(super) fn rewrite_to_js(
     buf: &[u8],
+    in_place: Option<&Uint8Array>,
     result: &RewriteResult,
     columns: &mut super::build::Columns,
 ) -> Result<JsValue, JsError> {
     let records = records_to_js(&result.records)?;
     if let Some(built) = super::build::with(|b| {
         columns.fill(&result.batches);
-        b.rewrite_result(
-            buf,
+        let args = (
             result.consumed as u32,
             &records,
             result.snapshot_required,
-            &columns.ints,
-            &columns.bigs,
-        )
+            &columns.0[..],
+            result.batches.len() as u32,
+        );
+        match in_place {
+            None => b.rewrite_result(buf, args.0, args.1, args.2, args.3, args.4),
+            Some(array) => b.rewrite_result_in_place(array, args.0, args.1, args.2, args.3, args.4),
+        }
     }) {
         return Ok(built);
     }
     let obj = Object::new();
-    set(&obj, "bytes", bytes(buf));
+    match in_place {
+        None => set(&obj, "bytes", bytes(buf)),
+        Some(array) => set(&obj, "bytes", array),
+    }
     set(&obj, "consumed", result.consumed as u32);
     set(&obj, "records", records);
     set(&obj, "snapshotRequired", result.snapshot_required);

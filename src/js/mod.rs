@@ -21,15 +21,15 @@ mod convert;
 
 pub use build::use_plain_results;
 
-use js_sys::{Array, Object};
+use js_sys::{Array, Object, Uint8Array};
 use wasm_bindgen::prelude::*;
 
 use crate::mapper::{LoadOutcome, Mapper};
 use crate::record::StateRecord;
 use crate::rewrite::{RewriteOptions, RewriteResult};
 use convert::{
-    bytes, int64, js_err, js_to_json_text, json_to_js, optional_bytes, outcome_to_js, record_to_js,
-    set, to_js, BindingJs, MapperOptions, PidInfoJs, RewriteOpts,
+    bytes, int64, invalid, js_err, js_to_json_text, json_to_js, optional_bytes, outcome_to_js,
+    record_to_js, set, to_js, BindingJs, MapperOptions, PidInfoJs, RewriteOpts,
 };
 
 #[wasm_bindgen(typescript_custom_section)]
@@ -44,6 +44,20 @@ pub struct PidMapper {
     /// the buffers have grown), with the outcome columns JS builds from.
     rewrite: RewriteResult,
     columns: build::Columns,
+    /// `rewriteBatchesInPlace`'s copy of the caller's bytes.
+    scratch: Vec<u8>,
+}
+
+/// The options of both rewrites (`RewriteOptions` in `types.d.ts`).
+fn rewrite_options(options: Option<JsValue>) -> Result<RewriteOptions, JsError> {
+    let o: RewriteOpts = convert::options(
+        options.unwrap_or(JsValue::UNDEFINED),
+        "rewriteBatches options",
+    )?;
+    Ok(RewriteOptions {
+        strict_crc: o.strict_crc,
+        complete: o.complete,
+    })
 }
 
 impl PidMapper {
@@ -52,6 +66,7 @@ impl PidMapper {
             inner,
             rewrite: RewriteResult::default(),
             columns: build::Columns::default(),
+            scratch: Vec::new(),
         }
     }
 }
@@ -101,14 +116,7 @@ impl PidMapper {
         #[wasm_bindgen(unchecked_param_type = "RewriteOptions | null")] options: Option<JsValue>,
     ) -> Result<JsValue, JsError> {
         let now = int64(&now_ms, "nowMs")?;
-        let o: RewriteOpts = convert::options(
-            options.unwrap_or(JsValue::UNDEFINED),
-            "rewriteBatches options",
-        )?;
-        let opts = RewriteOptions {
-            strict_crc: o.strict_crc,
-            complete: o.complete,
-        };
+        let opts = rewrite_options(options)?;
         let mut buf = input;
         self.inner
             .rewrite_into(
@@ -120,7 +128,59 @@ impl PidMapper {
                 |_| Ok(()),
             )
             .map_err(js_err)?;
-        convert::rewrite_to_js(&buf, &self.rewrite, &mut self.columns)
+        convert::rewrite_to_js(&buf, None, &self.rewrite, &mut self.columns)
+    }
+
+    /// Rewrites `bytes` in place (a broker's or proxy's own fetch buffer,
+    /// which it will not read again in its old form): the same work and
+    /// result as `rewriteBatches`, whose `bytes` is this array, without
+    /// copying the output to a new one. On an error `bytes` is unchanged;
+    /// a truncated tail is never written.
+    #[wasm_bindgen(js_name = rewriteBatchesInPlace, unchecked_return_type = "RewriteResult")]
+    pub fn rewrite_batches_in_place(
+        &mut self,
+        #[wasm_bindgen(js_name = sourceClusterId)] source_cluster_id: &str,
+        #[wasm_bindgen(unchecked_param_type = "Uint8Array")] bytes: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "Int64", js_name = nowMs)] now_ms: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "RewriteOptions | null")] options: Option<JsValue>,
+    ) -> Result<JsValue, JsError> {
+        // Checked first: a method missing on `bytes` would throw through
+        // this call and leave the mapper borrowed for good.
+        let bytes = bytes
+            .dyn_ref::<Uint8Array>()
+            .ok_or_else(|| invalid("bytes must be a Uint8Array".into()))?;
+        let now = int64(&now_ms, "nowMs")?;
+        let opts = rewrite_options(options)?;
+        // The caller's bytes, copied into a buffer kept between calls (as
+        // long as the fetches are, it is only overwritten).
+        let len = bytes.length() as usize;
+        if self.scratch.len() != len {
+            self.scratch
+                .try_reserve(len.saturating_sub(self.scratch.len()))
+                .map_err(|_| {
+                    js_err(crate::Error::OutOfMemory {
+                        what: "a copy of the fetch",
+                    })
+                })?;
+            self.scratch.resize(len, 0);
+        }
+        bytes.copy_to(&mut self.scratch);
+        self.inner
+            .rewrite_into(
+                source_cluster_id,
+                &mut self.scratch,
+                now,
+                opts,
+                &mut self.rewrite,
+                |_| Ok(()),
+            )
+            .map_err(js_err)?;
+        // Only what was consumed changed (the rest is a truncated tail).
+        let consumed = self.rewrite.consumed;
+        bytes
+            .subarray(0, consumed as u32)
+            .copy_from(&self.scratch[..consumed]);
+        convert::rewrite_to_js(&[], Some(bytes), &self.rewrite, &mut self.columns)
     }
 
     /// Applies one `__mirror_state` record (`value` null = tombstone).

@@ -51,6 +51,7 @@ export interface BatchOutcome {
   control: "commit" | "abort" | "other" | null;
 }
 export interface RewriteResult {
+  /** The rewritten bytes: a new array from `rewriteBatches`, the caller's own from `rewriteBatchesInPlace`. */
   bytes: Uint8Array;
   consumed: number;
   records: RecordBytes[];

@@ -43,3 +43,35 @@ test("PidMapper scenarios and records in Node", () => {
     (e) => e instanceof Error && /^PidOutOfRange/.test(e.message),
   );
 });
+
+test("rewriteBatchesInPlace rewrites a Node Buffer where it lies", () => {
+  // Two minimal v2 batches (61 bytes, no records; the CRC is patched, not
+  // checked), producers 3 and 4, in a Buffer from Node's shared pool: a
+  // view at a non-zero offset of a larger ArrayBuffer.
+  const fetch = new Uint8Array(122);
+  const view = new DataView(fetch.buffer);
+  for (const [i, pid] of [3n, 4n].entries()) {
+    view.setInt32(61 * i + 8, 49);
+    fetch[61 * i + 16] = 2;
+    view.setBigInt64(61 * i + 43, pid);
+  }
+  const pooled = Buffer.from(fetch);
+  const neighbours = Buffer.from(pooled.buffer, 0, pooled.byteOffset).toString("hex");
+  assert.ok(pooled.byteOffset > 0 || pooled.buffer.byteLength > pooled.length, "a pooled Buffer");
+  const copying = new m.PidMapper(records.topicIdBase64, 0, null);
+  const inPlace = new m.PidMapper(records.topicIdBase64, 0, null);
+  const expected = copying.rewriteBatches("A", fetch, 0, null);
+  const out = inPlace.rewriteBatchesInPlace("A", pooled, 0, null);
+  assert.equal(out.bytes, pooled);
+  assert.deepEqual(Buffer.from(expected.bytes), pooled);
+  assert.notDeepEqual(Buffer.from(fetch), pooled);
+  assert.deepEqual(out.batches, expected.batches);
+  assert.equal(out.records.length, 2);
+  assert.equal(Buffer.from(pooled.buffer, 0, pooled.byteOffset).toString("hex"), neighbours);
+  assert.throws(
+    () => inPlace.rewriteBatchesInPlace("A", [1, 2, 3], 0, null),
+    (e) => e instanceof Error && /^InvalidInput/.test(e.message),
+  );
+  inPlace.confirm();
+  assert.equal(inPlace.size, 2);
+});

@@ -34,6 +34,9 @@ if (r.record) {
 m.confirm(); // after the record is durable (or m.abort())
 const out: RewriteResult = m.rewriteBatches("A", new Uint8Array(), Date.now(), { strictCrc: false });
 const consumed: number = out.consumed;
+const own = new Uint8Array(0);
+const same: boolean = m.rewriteBatchesInPlace("A", own, 0n, null).bytes === own;
+console.log(same);
 const firstMapped: bigint | undefined = out.batches[0]?.mappedPid;
 const control: "commit" | "abort" | "other" | null | undefined = out.batches[0]?.control;
 const copy = PidMapper.restore(m.snapshot());
