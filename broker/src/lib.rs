@@ -56,22 +56,35 @@ impl<K, V> Default for Sorted<K, V> {
 }
 
 impl<K: Ord + Copy, V> Sorted<K, V> {
+    #[inline(always)]
     fn find(&self, key: K) -> Result<usize, usize> {
-        self.0.binary_search_by(|(k, _)| k.cmp(&key))
+        // Bisection written out: `binary_search_by`'s closure is a call
+        // per step in the size-optimised build.
+        let (mut lo, mut hi) = (0, self.0.len());
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            match self.0[mid].0.cmp(&key) {
+                std::cmp::Ordering::Less => lo = mid + 1,
+                std::cmp::Ordering::Greater => hi = mid,
+                std::cmp::Ordering::Equal => return Ok(mid),
+            }
+        }
+        Err(lo)
     }
 
+    #[inline(always)]
     fn get_mut(&mut self, key: K) -> Option<&mut V> {
         let i = self.find(key).ok()?;
         Some(&mut self.0[i].1)
     }
 
-    /// The entry with the greatest key at or below `key`.
-    fn at_or_below(&self, key: K) -> Option<&(K, V)> {
-        let i = match self.find(key) {
-            Ok(i) => i,
-            Err(i) => i.checked_sub(1)?,
-        };
-        Some(&self.0[i])
+    /// The index of the entry with the greatest key at or below `key`.
+    #[inline(always)]
+    fn at_or_below(&self, key: K) -> Option<usize> {
+        match self.find(key) {
+            Ok(i) => Some(i),
+            Err(i) => i.checked_sub(1),
+        }
     }
 
     /// Inserts a new key (an existing one's value is replaced); fails,
@@ -137,25 +150,28 @@ fn bad_handle(handle: i32) -> Failure {
 }
 
 impl State {
-    /// The live allocation holding [ptr, ptr+len): its start, and those
-    /// bytes.
-    fn locate(&self, ptr: usize, len: usize) -> Result<(usize, &[u8]), Failure> {
-        let (start, block) = self
-            .allocs
-            .at_or_below(ptr)
-            .ok_or_else(|| bad_pointer(ptr, len))?;
+    /// The live allocation holding [ptr, ptr+len): its index in `allocs`,
+    /// and the offset of `ptr` in it.
+    #[inline(always)]
+    fn locate(&self, ptr: usize, len: usize) -> Result<(usize, usize), Failure> {
+        let Some(i) = self.allocs.at_or_below(ptr) else {
+            return Err(bad_pointer(ptr, len));
+        };
+        let (start, block) = &self.allocs.0[i];
         let off = ptr - start;
         match off.checked_add(len) {
-            Some(end) if end <= block.len() => Ok((*start, &block[off..end])),
+            Some(end) if end <= block.len() => Ok((i, off)),
             _ => Err(bad_pointer(ptr, len)),
         }
     }
 
+    #[inline(always)]
     fn bytes(&self, ptr: usize, len: usize) -> Result<&[u8], Failure> {
         if len == 0 {
             return Ok(&[]);
         }
-        Ok(self.locate(ptr, len)?.1)
+        let (i, off) = self.locate(ptr, len)?;
+        Ok(&self.allocs.0[i].1[off..off + len])
     }
 
     fn text(&self, ptr: usize, len: usize, what: &str) -> Result<String, Failure> {
@@ -178,27 +194,23 @@ impl State {
         let mut source = std::mem::take(&mut self.scratch);
         source.clear();
         let raw = self.bytes(address(src_ptr), size(src_len, "length")?)?;
-        source.push_str(
-            std::str::from_utf8(raw)
-                .map_err(|_| fail(Code::BadArgument, "source cluster ID is not UTF-8"))?,
-        );
+        match std::str::from_utf8(raw) {
+            Ok(text) => source.push_str(text),
+            Err(_) => return Err(fail(Code::BadArgument, "source cluster ID is not UTF-8")),
+        }
         let (ptr, len) = (address(buf_ptr), size(buf_len, "length")?);
-        self.slot(handle)?;
-        let start = if len == 0 {
+        let Ok(slot_at) = self.mappers.find(handle) else {
+            return Err(bad_handle(handle));
+        };
+        let block_at = if len == 0 {
             None
         } else {
-            Some(self.locate(ptr, len)?.0)
+            Some(self.locate(ptr, len)?)
         };
-        let State {
-            allocs, mappers, ..
-        } = self;
-        let slot = mappers.get_mut(handle).ok_or_else(|| bad_handle(handle))?;
+        let slot = &mut self.mappers.0[slot_at].1;
         let mut empty = [0u8; 0];
-        let buf: &mut [u8] = match start {
-            Some(start) => {
-                let block = allocs.get_mut(start).ok_or_else(|| bad_pointer(ptr, len))?;
-                &mut block[ptr - start..ptr - start + len]
-            }
+        let buf: &mut [u8] = match block_at {
+            Some((i, off)) => &mut self.allocs.0[i].1[off..off + len],
             None => &mut empty,
         };
         let result = f(&source, slot, buf);
@@ -206,6 +218,7 @@ impl State {
         result
     }
 
+    #[inline(always)]
     fn slot(&mut self, handle: i32) -> Result<&mut Slot, Failure> {
         self.mappers
             .get_mut(handle)
@@ -271,19 +284,31 @@ fn run<T: From<i32>>(allocates: bool, f: impl FnOnce(&mut State) -> Result<T, Fa
 
 /// A pointer: wasm32 addresses are unsigned, so an `i32` below zero is an
 /// address at or above 2^31 (no block is there unless memory is that big).
+#[inline(always)]
 fn address(ptr: i32) -> usize {
     ptr as u32 as usize
 }
 
 /// A length: never negative.
+#[inline(always)]
 fn size(v: i32, what: &str) -> Result<usize, Failure> {
-    usize::try_from(v).map_err(|_| fail(Code::BadArgument, format!("{what} {v} is negative")))
+    match usize::try_from(v) {
+        Ok(n) => Ok(n),
+        Err(_) => Err(fail(Code::BadArgument, format!("{what} {v} is negative"))),
+    }
 }
 
 /// A result count or length as the `i32` the ABI returns. Outputs live in
 /// wasm32 memory, so they always fit; the check keeps a cast honest.
+#[inline(always)]
 fn count(n: usize) -> Result<i32, Failure> {
-    i32::try_from(n).map_err(|_| fail(Code::OutOfMemory, format!("result {n} does not fit an i32")))
+    match i32::try_from(n) {
+        Ok(v) => Ok(v),
+        Err(_) => Err(fail(
+            Code::OutOfMemory,
+            format!("result {n} does not fit an i32"),
+        )),
+    }
 }
 
 /// Writes records in the record-list layout (`mirrorpid::abi`), having
@@ -293,12 +318,18 @@ fn encode_records(records: &[StateRecord], out: &mut Vec<u8>) -> mirrorpid::Resu
     let oom = || Error::OutOfMemory {
         what: "the output buffer",
     };
+    // The common case, every producer bound: an empty list, in place.
+    if records.is_empty() && out.capacity() >= 4 {
+        return abi::encode_records(std::iter::empty(), out).ok_or_else(oom);
+    }
     let mut encoded = Vec::new();
-    encoded
-        .try_reserve_exact(records.len())
-        .map_err(|_| oom())?;
-    for r in records {
-        encoded.push(r.encode()?);
+    if !records.is_empty() {
+        encoded
+            .try_reserve_exact(records.len())
+            .map_err(|_| oom())?;
+        for r in records {
+            encoded.push(r.encode()?);
+        }
     }
     let size = 4 + encoded
         .iter()
@@ -321,10 +352,17 @@ fn encode_records(records: &[StateRecord], out: &mut Vec<u8>) -> mirrorpid::Resu
 /// Makes sure memory can hold `bytes` more (one allocation, freed at once,
 /// which leaves the memory grown for the call to use): a call whose small
 /// allocations could outgrow the reserve checks this first.
+#[inline(always)]
 fn headroom(bytes: usize) -> Result<(), Failure> {
     if bytes <= reserve::RESERVE_BYTES / 2 {
         return Ok(());
     }
+    probe(bytes)
+}
+
+/// [`headroom`]'s allocation, out of the common path.
+#[inline(never)]
+fn probe(bytes: usize) -> Result<(), Failure> {
     let mut probe: Vec<u8> = Vec::new();
     probe.try_reserve_exact(bytes).map_err(|_| {
         fail(
