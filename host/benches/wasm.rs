@@ -149,14 +149,10 @@ fn bench_peer(c: &mut Criterion) {
             module.confirm(h).unwrap();
             let input = module.put(original).unwrap();
             // The header bytes a rewrite changes, put back from the host
-            // side (12 bytes per batch).
+            // side (12 bytes per batch) by the same function as natively.
             let restore = |m: &mut BrokerModule| {
-                for &o in &at {
-                    m.write(input.0 + o as i32 + 17, &original[o + 17..o + 21])
-                        .unwrap();
-                    m.write(input.0 + o as i32 + 43, &original[o + 43..o + 51])
-                        .unwrap();
-                }
+                let block = &mut m.memory_mut()[input.0 as usize..][..original.len()];
+                batches::restore_headers(block, original, &at);
             };
             g.bench_function(format!("mirrorpid wasm {name}"), |b| {
                 b.iter(|| {

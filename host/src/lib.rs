@@ -219,6 +219,12 @@ impl BrokerModule {
         out
     }
 
+    /// The guest's linear memory, for a host that writes into its blocks in
+    /// place (valid until the next call into the module, which may grow it).
+    pub fn memory_mut(&mut self) -> &mut [u8] {
+        self.memory.data_mut(&mut self.store)
+    }
+
     /// Writes into guest memory (as a host writes into a block it allocated).
     pub fn write(&mut self, ptr: i32, bytes: &[u8]) -> wasmtime::Result<()> {
         Ok(self.memory.write(&mut self.store, ptr as usize, bytes)?)
