@@ -60,7 +60,7 @@ impl Mapper {
         // Only the names confirmed bindings use, renumbered in order: the
         // names of expired sources are not carried forward.
         let mut renumber = vec![u32::MAX; clusters.len()];
-        for b in bindings {
+        for b in bindings.clone() {
             renumber[b.cluster as usize] = 0;
         }
         let mut kept = 0u32;

@@ -72,7 +72,6 @@ impl<K: Ord + Copy, V> Sorted<K, V> {
         Err(lo)
     }
 
-    #[inline(always)]
     fn get_mut(&mut self, key: K) -> Option<&mut V> {
         let i = self.find(key).ok()?;
         Some(&mut self.0[i].1)
@@ -165,7 +164,6 @@ impl State {
         }
     }
 
-    #[inline(always)]
     fn bytes(&self, ptr: usize, len: usize) -> Result<&[u8], Failure> {
         if len == 0 {
             return Ok(&[]);
@@ -218,7 +216,6 @@ impl State {
         result
     }
 
-    #[inline(always)]
     fn slot(&mut self, handle: i32) -> Result<&mut Slot, Failure> {
         self.mappers
             .get_mut(handle)

@@ -20,6 +20,7 @@
 //! and pending bindings), `replay` (records and expiry), and this file, the
 //! policy of mapping.
 
+mod chunked;
 mod config;
 mod outcome;
 mod replay;
@@ -99,14 +100,19 @@ impl Mapper {
 
     /// The confirmed bindings and the cluster names they use: what a
     /// snapshot holds.
-    pub(crate) fn confirmed(&self) -> (&[String], &[Binding]) {
+    pub(crate) fn confirmed(
+        &self,
+    ) -> (
+        &[String],
+        impl ExactSizeIterator<Item = &Binding> + Clone + '_,
+    ) {
         let (clusters, bindings) = match &self.stage {
             Some(s) => (s.undo.clusters_len(), s.start()),
             None => (self.table.clusters().len(), self.table.len()),
         };
         (
             &self.table.clusters()[..clusters],
-            &self.table.bindings()[..bindings],
+            self.table.first(bindings),
         )
     }
 

@@ -123,8 +123,7 @@ impl Mapper {
         // Counted first, so that the list is one fallible allocation.
         let n = self
             .table
-            .bindings()
-            .iter()
+            .first(self.table.len())
             .filter(|b| is_expired(b))
             .count();
         let mut expired = Vec::new();

@@ -18,6 +18,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use hashbrown::HashTable;
 
+use super::chunked::Chunked;
+
 use crate::error::{Error, Result};
 
 /// Flag: a `__mirror_state` record exists for the binding.
@@ -146,7 +148,7 @@ pub(crate) struct Table {
     /// several long comparisons (measured: 2x on the flooding benchmark
     /// with four).
     recent: std::cell::Cell<u32>,
-    bindings: Vec<Binding>,
+    bindings: Chunked<Binding>,
     by_identity: HashTable<u32>,
     by_mapped: HashTable<u32>,
 }
@@ -161,7 +163,7 @@ impl Default for Table {
             unused_clusters: 0,
             cluster_index: HashTable::new(),
             recent: std::cell::Cell::new(u32::MAX),
-            bindings: Vec::new(),
+            bindings: Chunked::default(),
             by_identity: HashTable::new(),
             by_mapped: HashTable::new(),
         }
@@ -318,15 +320,9 @@ impl Table {
                 .map_err(|_| out_of_memory("the binding table"))?;
         }
         if bindings > 0 {
-            // Grow by a quarter, not double: at 10 M producers a doubled
-            // vector would hold 16.7 M slots (54 of the 64 bytes a producer
-            // may cost). Amortised growth stays O(1) a binding.
-            let want = self.bindings.len().saturating_add(bindings);
-            if want > self.bindings.capacity() {
-                let grown = self.bindings.capacity() + self.bindings.capacity() / 4 + 64;
-                let extra = want.max(grown) - self.bindings.len();
-                self.bindings.try_reserve_exact(extra).map_err(oom)?;
-            }
+            // In chunks that never move (`chunked.rs`): no copy of the
+            // table, no 25 % of it spare, and no hole left behind.
+            self.bindings.try_reserve(bindings).map_err(oom)?;
             let (k, all) = (&self.keys, &self.bindings);
             self.by_identity
                 .try_reserve(
@@ -349,7 +345,7 @@ impl Table {
 
     /// Heap bytes held (bindings, indexes, cluster names).
     pub(crate) fn memory_bytes(&self) -> usize {
-        self.bindings.capacity() * std::mem::size_of::<Binding>()
+        self.bindings.heap_bytes()
             + self.by_identity.allocation_size()
             + self.by_mapped.allocation_size()
             + self.cluster_index.allocation_size()
@@ -490,7 +486,7 @@ impl Table {
         self.cluster_refs.shrink_to_fit();
         self.name_bytes = self.clusters.iter().map(String::len).sum();
         self.unused_clusters = 0;
-        for b in &mut self.bindings {
+        for b in self.bindings.iter_mut() {
             b.cluster = renumber[b.cluster as usize];
         }
         let k = self.keys;
@@ -523,8 +519,9 @@ impl Table {
         self.bindings.len()
     }
 
-    pub(crate) fn bindings(&self) -> &[Binding] {
-        &self.bindings
+    /// The first `n` bindings, in order.
+    pub(crate) fn first(&self, n: usize) -> impl ExactSizeIterator<Item = &Binding> + Clone + '_ {
+        self.bindings.first(n)
     }
 
     #[inline(always)]

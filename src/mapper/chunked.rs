@@ -1,0 +1,231 @@
+//! A vector in fixed-size chunks: the binding table's storage.
+//!
+//! A `Vec` that outgrows its capacity copies itself to a new, larger
+//! block: for a moment both are live, and afterwards the old block is a
+//! hole that only smaller allocations can use. At 10 M bindings that is a
+//! copy of 320 MB inside one call, and in WebAssembly, whose memory never
+//! shrinks, the module keeps the peak (83 bytes of linear memory per
+//! producer where the mapper held 54). Here the elements live in chunks of
+//! [`CHUNK`] that never move: growing adds a chunk (128 KiB), which fits the
+//! holes the hash indexes leave when they double. The first chunk grows
+//! like a `Vec` up to [`CHUNK`], so a small mapper stays small.
+//!
+//! Capacity is never given back (as a `Vec`'s is not when it is popped):
+//! what [`Chunked::try_reserve`] made room for stays there, so the pushes
+//! a caller reserved for cannot fail to allocate.
+
+use std::collections::TryReserveError;
+
+/// log2 of [`CHUNK`].
+const SHIFT: u32 = 12;
+/// Elements a chunk holds (4096: 128 KiB of 32-byte bindings).
+pub(crate) const CHUNK: usize = 1 << SHIFT;
+
+/// A vector in chunks of [`CHUNK`] elements that never move.
+#[derive(Debug, Clone)]
+pub(crate) struct Chunked<T> {
+    /// Every chunk before the one holding index `len` is full; chunks past
+    /// it are empty, with room reserved.
+    chunks: Vec<Vec<T>>,
+    len: usize,
+}
+
+impl<T> Default for Chunked<T> {
+    fn default() -> Self {
+        Chunked {
+            chunks: Vec::new(),
+            len: 0,
+        }
+    }
+}
+
+impl<T: Copy> Chunked<T> {
+    pub(crate) fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Elements it can hold without allocating.
+    pub(crate) fn capacity(&self) -> usize {
+        match self.chunks.len() {
+            0 => 0,
+            // (An unreserved push may have grown the first past CHUNK.)
+            n => self.chunks[0].capacity().min(CHUNK) + (n - 1) * CHUNK,
+        }
+    }
+
+    /// Makes room for `additional` more elements, so that that many
+    /// [`Chunked::push`]es do not allocate. Fails with nothing lost (room
+    /// made before the failure stays).
+    pub(crate) fn try_reserve(&mut self, additional: usize) -> Result<(), TryReserveError> {
+        let want = self.len.saturating_add(additional);
+        if want <= self.capacity() {
+            return Ok(());
+        }
+        if self.chunks.is_empty() {
+            self.chunks.try_reserve(1)?;
+            self.chunks.push(Vec::new());
+        }
+        // The first chunk grows like a vector (by a quarter) up to CHUNK.
+        let first = &mut self.chunks[0];
+        if first.capacity() < CHUNK {
+            let grown = first.capacity() + first.capacity() / 4 + 64;
+            let target = want.max(grown).min(CHUNK);
+            first.try_reserve_exact(target - first.len())?;
+        }
+        let chunks = want.div_ceil(CHUNK);
+        if chunks > self.chunks.len() {
+            self.chunks.try_reserve_exact(chunks - self.chunks.len())?;
+            while self.chunks.len() < chunks {
+                let mut chunk = Vec::new();
+                chunk.try_reserve_exact(CHUNK)?;
+                self.chunks.push(chunk);
+            }
+        }
+        Ok(())
+    }
+
+    /// Appends `v`; allocates (infallibly) only when no room was reserved.
+    pub(crate) fn push(&mut self, v: T) {
+        let c = self.len >> SHIFT;
+        if c == self.chunks.len() {
+            self.chunks.push(Vec::with_capacity(CHUNK));
+        }
+        self.chunks[c].push(v);
+        self.len += 1;
+    }
+
+    /// Element `i`; panics past the end (the chunks' own bounds: a chunk
+    /// holds elements only up to the length).
+    #[inline(always)]
+    pub(crate) fn get(&self, i: usize) -> &T {
+        &self.chunks[i >> SHIFT][i & (CHUNK - 1)]
+    }
+
+    /// Element `i`, to change; panics past the end.
+    #[inline(always)]
+    pub(crate) fn get_mut(&mut self, i: usize) -> &mut T {
+        &mut self.chunks[i >> SHIFT][i & (CHUNK - 1)]
+    }
+
+    /// Removes element `i`, moving the last one into its place.
+    pub(crate) fn swap_remove(&mut self, i: usize) -> T {
+        let last = self.len - 1;
+        let moved = self.chunks[last >> SHIFT]
+            .pop()
+            .expect("the last chunk holds the last element");
+        self.len = last;
+        if i == last {
+            moved
+        } else {
+            std::mem::replace(self.get_mut(i), moved)
+        }
+    }
+
+    /// Heap bytes held: the chunks' capacity and their list.
+    pub(crate) fn heap_bytes(&self) -> usize {
+        self.chunks.iter().map(Vec::capacity).sum::<usize>() * std::mem::size_of::<T>()
+            + self.chunks.capacity() * std::mem::size_of::<Vec<T>>()
+    }
+
+    /// The first `n` (at most [`Chunked::len`]) elements in order.
+    pub(crate) fn first(&self, n: usize) -> impl ExactSizeIterator<Item = &T> + Clone + '_ {
+        assert!(n <= self.len, "{n} of {} elements", self.len);
+        (0..n).map(move |i| self.get(i))
+    }
+
+    /// The elements in order.
+    pub(crate) fn iter(&self) -> impl Iterator<Item = &T> + '_ {
+        self.chunks.iter().flatten()
+    }
+
+    /// The elements in order, to change.
+    pub(crate) fn iter_mut(&mut self) -> impl Iterator<Item = &mut T> + '_ {
+        self.chunks.iter_mut().flatten()
+    }
+}
+
+impl<T: Copy> std::ops::Index<usize> for Chunked<T> {
+    type Output = T;
+
+    #[inline(always)]
+    fn index(&self, i: usize) -> &T {
+        self.get(i)
+    }
+}
+
+impl<T: Copy> std::ops::IndexMut<usize> for Chunked<T> {
+    #[inline(always)]
+    fn index_mut(&mut self, i: usize) -> &mut T {
+        self.get_mut(i)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Pushes, swap-removes and reserves agree with a `Vec` doing the same,
+    /// across chunk boundaries, and reserved room is never reallocated.
+    #[test]
+    fn behaves_as_a_vec() {
+        let mut c = Chunked::default();
+        let mut v = Vec::new();
+        let mut x = 1u64;
+        for step in 0..60_000u64 {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            if x >> 62 == 0 && !v.is_empty() {
+                let i = (x >> 20) as usize % v.len();
+                assert_eq!(c.swap_remove(i), v.swap_remove(i));
+            } else {
+                c.try_reserve(1).unwrap();
+                let cap = c.capacity();
+                c.push(step);
+                v.push(step);
+                assert_eq!(c.capacity(), cap, "a reserved push does not allocate");
+            }
+            assert_eq!(c.len(), v.len());
+        }
+        assert!(c.len() > 3 * CHUNK, "the test crosses chunks");
+        assert!(c.iter().eq(v.iter()));
+        for i in [0, 1, CHUNK - 1, CHUNK, CHUNK + 1, v.len() - 1] {
+            assert_eq!(c[i], v[i]);
+        }
+        for e in c.iter_mut() {
+            *e += 1;
+        }
+        assert!(c.iter().copied().eq(v.iter().map(|e| e + 1)));
+    }
+
+    /// A small table holds about what it needs; a large one at most one
+    /// chunk more, and its chunks never move.
+    #[test]
+    fn capacity_follows_length() {
+        let mut c = Chunked::<usize>::default();
+        c.try_reserve(10).unwrap();
+        assert!((10..=CHUNK / 8).contains(&c.capacity()), "{}", c.capacity());
+        for i in 0..10 * CHUNK + 7 {
+            c.try_reserve(1).unwrap();
+            c.push(i);
+        }
+        let first = c.get(CHUNK) as *const usize;
+        c.try_reserve(5 * CHUNK).unwrap();
+        assert_eq!(c.capacity(), 16 * CHUNK);
+        assert_eq!(c.get(CHUNK) as *const usize, first, "chunks do not move");
+        let mut fresh = Chunked::<u8>::default();
+        fresh.try_reserve(10 * CHUNK + 7).unwrap();
+        assert_eq!(fresh.capacity(), 11 * CHUNK);
+    }
+
+    #[test]
+    #[should_panic(expected = "out of bounds")]
+    fn past_the_end_panics_even_with_room_reserved() {
+        let mut c = Chunked::<u8>::default();
+        c.try_reserve(3 * CHUNK).unwrap();
+        for i in 0..3u8 {
+            c.push(i);
+        }
+        let _ = c[CHUNK + 1];
+    }
+}
