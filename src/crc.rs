@@ -179,11 +179,17 @@ static SHIFT_HIGH: [[u32; 16]; 6] = {
 fn shift32(v: u32, n: u64) -> u32 {
     let n = u32::try_from(n).expect("a batch is under 2^31 bytes");
     let mut v = multmodp(SHIFT_LOW[(n & 255) as usize], v);
-    for (k, table) in SHIFT_HIGH.iter().enumerate() {
-        let d = ((n >> (8 + 4 * k)) & 15) as usize;
+    // Only as many hex digits as the count has: none under 256 bytes.
+    let mut high = n >> 8;
+    for table in &SHIFT_HIGH {
+        if high == 0 {
+            break;
+        }
+        let d = (high & 15) as usize;
         if d != 0 {
             v = multmodp(table[d], v);
         }
+        high >>= 4;
     }
     v
 }
