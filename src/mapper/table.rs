@@ -1,5 +1,6 @@
-//! The binding table: every binding of one mapper in a `Vec`, plus hash
-//! indexes by identity (source cluster, incoming PID) and by mapped PID.
+//! The binding table: every binding of one mapper in insertion order (in
+//! chunks that never move, `chunked.rs`), plus hash indexes by identity
+//! (source cluster, incoming PID) and by mapped PID.
 //!
 //! Its invariants are private to this file: each binding's position is in
 //! both indexes exactly once under the hash of its key fields, each
@@ -11,7 +12,7 @@
 //! Every key that reaches these indexes is chosen by a source cluster, so
 //! the hashes are keyed with a secret per table ([`Keys`]): a source cannot
 //! pick PIDs or cluster IDs that share buckets without knowing it. No
-//! output depends on the keys (storage is a `Vec` in insertion order, and
+//! output depends on the keys (storage is in insertion order, and
 //! every list a caller sees is read from it or sorted), only the speed.
 
 use std::sync::atomic::{AtomicU64, Ordering};
