@@ -119,6 +119,56 @@ fn removal_keeps_indexes_consistent() {
     }
 }
 
+/// The same across the binding storage's chunk boundaries: removals move
+/// the last binding of the last chunk into holes of the first ones,
+/// expiry removes a scattered half, an aborted call truncates across a
+/// boundary, and lookups, holders and a snapshot's round trip agree with
+/// what was bound.
+#[test]
+fn removal_across_chunks_keeps_indexes_consistent() {
+    use super::chunked::CHUNK;
+    let n = 3 * CHUNK as i64 + 100;
+    let mut m = Mapper::new(MapperConfig {
+        producer_expiration_ms: 1000,
+        ..MapperConfig::new(TopicId([7; 16]), 1)
+    })
+    .unwrap();
+    // Odd PIDs are seen at 0 and expire at 1000; even ones stay fresh.
+    for pid in 0..n {
+        m.map("A", pid, if pid % 2 == 0 { 900 } else { 0 }).unwrap();
+    }
+    m.confirm();
+    let mapped: Vec<i64> = (0..n).map(|p| m.lookup("A", p).unwrap().mapped).collect();
+    for pid in (0..n).step_by(7) {
+        assert_eq!(m.expire_pid(mapped[pid as usize]).unwrap().len(), 1);
+    }
+    let gone = |pid: i64| pid % 7 == 0 || pid % 2 == 1;
+    let expired = m.expire(1000).unwrap().len();
+    assert_eq!(expired, (0..n).filter(|p| p % 2 == 1 && p % 7 != 0).count());
+    // A call that binds past the next chunk boundary, then fails.
+    let before = m.snapshot();
+    let r: Result<()> = m.atomically(|m| {
+        for pid in n..n + CHUNK as i64 + 10 {
+            m.map_indexed(SourceCluster::new("B").unwrap(), pid, 5)?;
+        }
+        Err(Error::invalid("fail on purpose"))
+    });
+    assert!(r.is_err());
+    assert_eq!(m.snapshot(), before);
+    let restored = Mapper::restore(&m.snapshot()).unwrap();
+    for mapper in [&m, &restored] {
+        assert_eq!(mapper.len(), (0..n).filter(|&p| !gone(p)).count());
+        for pid in 0..n {
+            let found = mapper.lookup("A", pid);
+            assert_eq!(found.is_some(), !gone(pid), "pid {pid}");
+            if let Some(b) = found {
+                assert_eq!(b.mapped, mapped[pid as usize], "pid {pid}");
+                assert_eq!(mapper.holders(b.mapped).len(), 1);
+            }
+        }
+    }
+}
+
 #[test]
 fn abort_undoes_the_whole_call_that_opened_the_stage() {
     let mut m = mapper();
