@@ -164,7 +164,11 @@ impl PidMapper {
                 })?;
             self.scratch.resize(len, 0);
         }
-        bytes.copy_to(&mut self.scratch);
+        // Only a non-empty array is copied: `set` on a detached one (which
+        // reads as empty) would throw through this call.
+        if len > 0 {
+            bytes.copy_to(&mut self.scratch);
+        }
         self.inner
             .rewrite_into(
                 source_cluster_id,
@@ -177,9 +181,11 @@ impl PidMapper {
             .map_err(js_err)?;
         // Only what was consumed changed (the rest is a truncated tail).
         let consumed = self.rewrite.consumed;
-        bytes
-            .subarray(0, consumed as u32)
-            .copy_from(&self.scratch[..consumed]);
+        if consumed > 0 {
+            bytes
+                .subarray(0, consumed as u32)
+                .copy_from(&self.scratch[..consumed]);
+        }
         convert::rewrite_to_js(&[], Some(bytes), &self.rewrite, &mut self.columns)
     }
 

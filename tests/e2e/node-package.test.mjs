@@ -72,6 +72,14 @@ test("rewriteBatchesInPlace rewrites a Node Buffer where it lies", () => {
     () => inPlace.rewriteBatchesInPlace("A", [1, 2, 3], 0, null),
     (e) => e instanceof Error && /^InvalidInput/.test(e.message),
   );
+  // A detached array (its buffer transferred away) reads as empty: an
+  // empty rewrite, not a trap.
+  const detached = new Uint8Array(fetch);
+  structuredClone(detached.buffer, { transfer: [detached.buffer] });
+  assert.equal(detached.length, 0);
+  assert.equal(inPlace.rewriteBatchesInPlace("A", detached, 0, null).consumed, 0);
+  assert.throws(() => copying.rewriteBatches("A", detached, 0, null), TypeError);
+  assert.equal(copying.rewriteBatches("A", fetch, 0, null).consumed, 122, "still usable");
   inPlace.confirm();
   assert.equal(inPlace.size, 2);
 });
