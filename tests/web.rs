@@ -27,7 +27,7 @@ fn message(err: wasm_bindgen::JsError) -> String {
 }
 
 fn mapper() -> PidMapper {
-    PidMapper::new(common::TOPIC, 0, None).unwrap()
+    PidMapper::new(common::TOPIC.into(), 0, None).unwrap()
 }
 
 fn bytes_of(v: &JsValue) -> Vec<u8> {
@@ -39,7 +39,12 @@ fn every_f_vector() {
     let vectors = common::f_vectors();
     assert!(vectors.len() > 200);
     for v in vectors {
-        let got = map_pid(&v.source, JsValue::from(v.pid), v.salt as u32).unwrap();
+        let got = map_pid(
+            v.source.as_str().into(),
+            JsValue::from(v.pid),
+            v.salt as u32,
+        )
+        .unwrap();
         assert_eq!(got, v.mapped, "F({:?}, {}, {})", v.source, v.pid, v.salt);
     }
 }
@@ -51,7 +56,7 @@ fn every_scenario() {
         for (i, s) in steps.iter().enumerate() {
             let out = m
                 .map(
-                    &s.source,
+                    s.source.as_str().into(),
                     JsValue::from(s.pid),
                     JsValue::from(1000 + i as u32),
                 )
@@ -111,26 +116,29 @@ fn decode_pid_explains_regions() {
 #[wasm_bindgen_test]
 fn errors_are_js_errors_and_change_nothing() {
     let mut m = mapper();
-    m.map("A", JsValue::from(1i64), JsValue::from(0)).unwrap();
+    m.map("A".into(), JsValue::from(1i64), JsValue::from(0))
+        .unwrap();
     assert_eq!(m.pending(), 1);
     assert_eq!(m.confirm(), 1);
     let before = m.snapshot().unwrap();
     let err = m
-        .map("A", JsValue::from(1i64 << 40), JsValue::from(0))
+        .map("A".into(), JsValue::from(1i64 << 40), JsValue::from(0))
         .unwrap_err();
     assert!(message(err).starts_with("PidOutOfRange"));
     let err = m
-        .map("A", JsValue::from(2f64.powi(60)), JsValue::from(0))
+        .map("A".into(), JsValue::from(2f64.powi(60)), JsValue::from(0))
         .unwrap_err();
     assert!(message(err).contains("not a safe integer"));
     let err = m.load_record(&[0, 3, 1], JsValue::NULL).unwrap_err();
     assert!(message(err).starts_with("Truncated"));
     let err = PidMapper::restore(&[1, 2, 3]).unwrap_err();
     assert!(message(err).starts_with("ForeignSnapshot"));
-    let err = PidMapper::new("nope", 0, None).err().unwrap();
+    let err = PidMapper::new("nope".into(), 0, None).err().unwrap();
     assert!(message(err).starts_with("InvalidTopicId"));
     let opts = JSON::parse(r#"{"durability":"sometimes"}"#).unwrap();
-    let err = PidMapper::new(common::TOPIC, 0, Some(opts)).err().unwrap();
+    let err = PidMapper::new(common::TOPIC.into(), 0, Some(opts))
+        .err()
+        .unwrap();
     assert!(message(err).contains("durability"));
     let mut bad = BatchBuilder {
         producer_id: 3,
@@ -139,7 +147,7 @@ fn errors_are_js_errors_and_change_nothing() {
     .encode();
     bad[16] = 9;
     let err = m
-        .rewrite_batches("A", bad.clone(), JsValue::from(0), None)
+        .rewrite_batches("A".into(), bad.clone(), JsValue::from(0), None)
         .unwrap_err();
     assert!(message(err).starts_with("UnknownMagic"));
     assert_eq!(m.snapshot().unwrap(), before);
@@ -149,7 +157,7 @@ fn errors_are_js_errors_and_change_nothing() {
 #[wasm_bindgen_test]
 fn rewrite_snapshot_restore_expire() {
     let opts = JSON::parse(r#"{"producerExpirationMs": 1000}"#).unwrap();
-    let mut m = PidMapper::new(common::TOPIC, 0, Some(opts)).unwrap();
+    let mut m = PidMapper::new(common::TOPIC.into(), 0, Some(opts)).unwrap();
     let batch = BatchBuilder {
         producer_id: 5,
         producer_epoch: 0,
@@ -163,7 +171,7 @@ fn rewrite_snapshot_restore_expire() {
     .encode();
     let strict = JSON::parse(r#"{"strictCrc": true}"#).unwrap();
     let out = m
-        .rewrite_batches("A", batch.clone(), JsValue::from(10), Some(strict))
+        .rewrite_batches("A".into(), batch.clone(), JsValue::from(10), Some(strict))
         .unwrap();
     let bytes = bytes_of(&get(&out, "bytes"));
     assert_eq!(&bytes[43..51], &8373639764095533061i64.to_be_bytes());
@@ -184,7 +192,7 @@ fn rewrite_snapshot_restore_expire() {
         0
     );
     let retry = m
-        .rewrite_batches("A", batch.clone(), JsValue::from(10), None)
+        .rewrite_batches("A".into(), batch.clone(), JsValue::from(10), None)
         .unwrap();
     assert_eq!(js_sys::Array::from(&get(&retry, "records")).length(), 1);
     let err = m.expire(JsValue::from(10)).unwrap_err();
@@ -234,7 +242,8 @@ fn simulate_runs_a_preset_and_reports_errors() {
 
 #[wasm_bindgen_test]
 fn plan_clusters_finds_the_reference_pair() {
-    let plan = mirrorpid::js::plan_clusters("# fleet\ncluster-2123\nA\ncluster-2336\n").unwrap();
+    let plan =
+        mirrorpid::js::plan_clusters("# fleet\ncluster-2123\nA\ncluster-2336\n".into()).unwrap();
     let shared = get(&plan, "sharedRegions");
     assert_eq!(
         JSON::stringify(&shared).unwrap(),
@@ -244,7 +253,7 @@ fn plan_clusters_finds_the_reference_pair() {
         get(&plan, "sharedRegionProbability").as_f64(),
         Some(mirrorpid::pid::shared_region_probability(3))
     );
-    let err = mirrorpid::js::plan_clusters(&"x".repeat(40_000)).unwrap_err();
+    let err = mirrorpid::js::plan_clusters("x".repeat(40_000).into()).unwrap_err();
     assert!(message(err).contains("cluster ID"));
 }
 
@@ -252,7 +261,9 @@ fn plan_clusters_finds_the_reference_pair() {
 #[wasm_bindgen_test]
 fn unknown_option_keys_are_errors() {
     let typo = JSON::parse(r#"{"durabilty":"collisions"}"#).unwrap();
-    let err = PidMapper::new(common::TOPIC, 0, Some(typo)).err().unwrap();
+    let err = PidMapper::new(common::TOPIC.into(), 0, Some(typo))
+        .err()
+        .unwrap();
     assert!(message(err).contains("durabilty"));
     let mut m = mapper();
     let batch = BatchBuilder {
@@ -262,14 +273,14 @@ fn unknown_option_keys_are_errors() {
     .encode();
     let strict = JSON::parse(r#"{"strictCRC":true}"#).unwrap();
     let err = m
-        .rewrite_batches("A", batch.clone(), JsValue::from(1), Some(strict))
+        .rewrite_batches("A".into(), batch.clone(), JsValue::from(1), Some(strict))
         .unwrap_err();
     assert!(message(err).contains("strictCRC"));
     assert_eq!(m.size(), 0, "nothing ran");
     // Known keys, null and undefined are fine.
     let ok = JSON::parse(r#"{"durability":"collisions","producerExpirationMs":null}"#).unwrap();
-    assert!(PidMapper::new(common::TOPIC, 0, Some(ok)).is_ok());
-    assert!(PidMapper::new(common::TOPIC, 0, Some(JsValue::NULL)).is_ok());
+    assert!(PidMapper::new(common::TOPIC.into(), 0, Some(ok)).is_ok());
+    assert!(PidMapper::new(common::TOPIC.into(), 0, Some(JsValue::NULL)).is_ok());
 }
 
 /// Finding 14: every 64-bit value comes back as a BigInt, and goes in as a
@@ -278,7 +289,7 @@ fn unknown_option_keys_are_errors() {
 fn one_int64_convention() {
     let mut m = mapper();
     let out = m
-        .map("A", JsValue::from_str("5"), JsValue::from(10))
+        .map("A".into(), JsValue::from_str("5"), JsValue::from(10))
         .unwrap();
     assert_eq!(big(&get(&out, "mapped")), 8373639764095533061);
     m.confirm();
@@ -307,7 +318,7 @@ fn one_int64_convention() {
             bigint("-9223372036854775809"),
         ] {
             assert!(
-                m.map("A", bad.clone(), JsValue::from(0)).is_err(),
+                m.map("A".into(), bad.clone(), JsValue::from(0)).is_err(),
                 "{bad:?}"
             );
         }
@@ -320,19 +331,19 @@ fn one_int64_convention() {
             (JsValue::from(-(2f64.powi(53) - 1.0)), true),
         ] {
             assert_eq!(
-                m.map("A", JsValue::from(5), now.clone()).is_ok(),
+                m.map("A".into(), JsValue::from(5), now.clone()).is_ok(),
                 ok,
                 "{now:?}"
             );
         }
         let err = m
-            .map("A", bigint("1099511627776"), JsValue::from(0))
+            .map("A".into(), bigint("1099511627776"), JsValue::from(0))
             .unwrap_err();
         assert!(message(err).starts_with("PidOutOfRange"), "plain {plain}");
     }
     mirrorpid::js::use_plain_results(false);
     let opts = JSON::parse(r#"{"producerExpirationMs":"1e3"}"#).unwrap();
-    assert!(PidMapper::new(common::TOPIC, 0, Some(opts)).is_err());
+    assert!(PidMapper::new(common::TOPIC.into(), 0, Some(opts)).is_err());
 }
 
 /// A source that sends nothing but new PIDs meets the capacity limits:
@@ -345,7 +356,7 @@ fn capacity_limits_in_js() {
     let mut victim = mapper();
     let served = |m: &mut PidMapper| {
         let out = m
-            .rewrite_batches("victim", fetch(0..10), JsValue::from(500), None)
+            .rewrite_batches("victim".into(), fetch(0..10), JsValue::from(500), None)
             .unwrap();
         bytes_of(&get(&out, "bytes"))
     };
@@ -353,11 +364,11 @@ fn capacity_limits_in_js() {
     victim.confirm();
     let opts = JSON::parse(r#"{"producerExpirationMs":1000,"maxBindings":"1000","maxClusters":1}"#)
         .unwrap();
-    let mut flood = PidMapper::new(common::TOPIC, 0, Some(opts)).unwrap();
+    let mut flood = PidMapper::new(common::TOPIC.into(), 0, Some(opts)).unwrap();
     let mut refused = 0;
     for round in 0..20 {
         match flood.rewrite_batches(
-            "flood",
+            "flood".into(),
             fetch(round * 100..round * 100 + 100),
             JsValue::from(0),
             None,
@@ -377,19 +388,19 @@ fn capacity_limits_in_js() {
     }
     assert_eq!(refused, 10);
     let err = flood
-        .map("other", JsValue::from(1), JsValue::from(0))
+        .map("other".into(), JsValue::from(1), JsValue::from(0))
         .unwrap_err();
     assert!(message(err).starts_with("CapacityExceeded"));
     assert_eq!(served(&mut victim), before);
     // Expiry makes room again; a freed mapper gives its memory back.
     assert_eq!(flood.expire(JsValue::from(5_000)).unwrap().length(), 1000);
     assert!(flood
-        .map("other", JsValue::from(1), JsValue::from(5_000))
+        .map("other".into(), JsValue::from(1), JsValue::from(5_000))
         .is_ok());
     drop(flood);
     let mut again = mapper();
     assert!(again
-        .rewrite_batches("flood", fetch(0..100), JsValue::from(0), None)
+        .rewrite_batches("flood".into(), fetch(0..100), JsValue::from(0), None)
         .is_ok());
     assert_eq!(served(&mut victim), before);
     for bad in [
@@ -397,7 +408,7 @@ fn capacity_limits_in_js() {
         r#"{"maxClusters":-1}"#,
         r#"{"maxClusterIdBytes":"x"}"#,
     ] {
-        let err = PidMapper::new(common::TOPIC, 0, Some(JSON::parse(bad).unwrap()))
+        let err = PidMapper::new(common::TOPIC.into(), 0, Some(JSON::parse(bad).unwrap()))
             .err()
             .unwrap();
         assert!(message(err).starts_with("InvalidInput"), "{bad}");
@@ -458,26 +469,26 @@ fn built_results_equal_plain_ones() {
         mirrorpid::js::use_plain_results(plain);
         let mut m = mapper();
         let mut out = vec![m
-            .map("cluster-2123", JsValue::from(5), JsValue::from(1))
+            .map("cluster-2123".into(), JsValue::from(5), JsValue::from(1))
             .unwrap()];
         m.confirm();
         // A collision: cluster-2336's producer 5 wants the same slot.
         out.push(
-            m.map("cluster-2336", JsValue::from(5), JsValue::from(2))
+            m.map("cluster-2336".into(), JsValue::from(5), JsValue::from(2))
                 .unwrap(),
         );
         m.confirm();
         out.push(
-            m.map("cluster-2123", JsValue::from(5), JsValue::from(3))
+            m.map("cluster-2123".into(), JsValue::from(5), JsValue::from(3))
                 .unwrap(),
         );
         out.push(
-            m.rewrite_batches("A", fetch.clone(), JsValue::from(4), None)
+            m.rewrite_batches("A".into(), fetch.clone(), JsValue::from(4), None)
                 .unwrap(),
         );
         m.confirm();
         out.push(
-            m.rewrite_batches("A", fetch.clone(), JsValue::from(5), None)
+            m.rewrite_batches("A".into(), fetch.clone(), JsValue::from(5), None)
                 .unwrap(),
         );
         mirrorpid::js::use_plain_results(false);
@@ -548,11 +559,11 @@ fn rewrite_in_place_equals_copying_rewrite() {
         mirrorpid::js::use_plain_results(plain);
         let (mut copying, mut in_place) = (mapper(), mapper());
         let expected = copying
-            .rewrite_batches("A", fetch.clone(), JsValue::from(3), None)
+            .rewrite_batches("A".into(), fetch.clone(), JsValue::from(3), None)
             .unwrap();
         let array = Uint8Array::from(&fetch[..]);
         let got = in_place
-            .rewrite_batches_in_place("A", array.clone().into(), JsValue::from(3), None)
+            .rewrite_batches_in_place("A".into(), array.clone().into(), JsValue::from(3), None)
             .unwrap();
         assert!(same(&expected, &got), "plain {plain}");
         assert!(
@@ -582,7 +593,7 @@ fn rewrite_in_place_equals_copying_rewrite() {
         let array = Uint8Array::from(&bad[..]);
         let before = in_place.snapshot().unwrap();
         let err = in_place
-            .rewrite_batches_in_place("A", array.clone().into(), JsValue::from(4), None)
+            .rewrite_batches_in_place("A".into(), array.clone().into(), JsValue::from(4), None)
             .unwrap_err();
         assert!(message(err).starts_with("UnknownMagic"));
         assert_eq!(array.to_vec(), bad);
@@ -596,13 +607,13 @@ fn rewrite_in_place_equals_copying_rewrite() {
             JsValue::from_str("bytes"),
         ] {
             let err = in_place
-                .rewrite_batches_in_place("A", wrong, JsValue::from(4), None)
+                .rewrite_batches_in_place("A".into(), wrong, JsValue::from(4), None)
                 .unwrap_err();
             assert!(message(err).starts_with("InvalidInput"), "plain {plain}");
         }
         let again = Uint8Array::from(&fetch[..]);
         in_place
-            .rewrite_batches_in_place("A", again.clone().into(), JsValue::from(5), None)
+            .rewrite_batches_in_place("A".into(), again.clone().into(), JsValue::from(5), None)
             .unwrap();
         assert_eq!(again.to_vec(), rewritten);
     }

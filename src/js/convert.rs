@@ -5,6 +5,7 @@
 use js_sys::{Array, Object, Reflect, Uint8Array, JSON};
 use serde::{Deserialize, Serialize};
 use wasm_bindgen::prelude::*;
+use wasm_bindgen::JsCast;
 
 use crate::batch::ControlType;
 use crate::error::Error;
@@ -62,9 +63,11 @@ pub(super) fn options<T: JsOptions>(v: JsValue, what: &str) -> Result<T, JsError
     if v.is_undefined() || v.is_null() {
         return Ok(T::default());
     }
-    let Some(object) = v.dyn_ref::<Object>().filter(|_| v.is_object()) else {
+    if !v.is_object() {
         return Err(invalid(format!("{what} must be an object")));
-    };
+    }
+    let v = plain_copy(&v, 0).map_err(|why| invalid(format!("{what} cannot be read: {why}")))?;
+    let object: &Object = v.unchecked_ref();
     for key in Object::keys(object).iter() {
         let key = key.as_string().unwrap_or_default();
         if !T::KEYS.contains(&key.as_str()) {
@@ -75,6 +78,62 @@ pub(super) fn options<T: JsOptions>(v: JsValue, what: &str) -> Result<T, JsError
         }
     }
     serde_wasm_bindgen::from_value(v).map_err(|e| invalid(format!("{what}: {e}")))
+}
+
+/// How deep option objects may nest (the deepest, a trust declaration's
+/// origins, is two levels).
+const MAX_OPTION_DEPTH: u32 = 8;
+/// The longest array an option may hold.
+const MAX_OPTION_ARRAY: u32 = 1 << 20;
+
+/// A copy of `v` made of plain objects, arrays and primitives, read only
+/// through calls that catch: a getter or proxy trap of the caller's that
+/// throws is an error here, never an exception thrown through a call that
+/// holds the mapper (which would leave it borrowed for good). Only own
+/// enumerable string keys are copied, as `Object.keys` would list them.
+fn plain_copy(v: &JsValue, depth: u32) -> Result<JsValue, String> {
+    if !v.is_object() || v.is_function() {
+        return Ok(v.clone());
+    }
+    if depth == MAX_OPTION_DEPTH {
+        return Err(format!("nested more than {MAX_OPTION_DEPTH} deep"));
+    }
+    let threw = |e: JsValue| {
+        let message = e
+            .dyn_ref::<js_sys::Error>()
+            .map_or_else(|| "a value threw".to_owned(), |e| String::from(e.message()));
+        format!("reading it threw ({message})")
+    };
+    if Array::is_array(v) {
+        let len = Reflect::get(v, &"length".into()).map_err(threw)?;
+        let len = len.as_f64().unwrap_or(0.0);
+        if len > f64::from(MAX_OPTION_ARRAY) {
+            return Err(format!("an array of more than {MAX_OPTION_ARRAY} items"));
+        }
+        let out = Array::new();
+        for i in 0..len as u32 {
+            let item = Reflect::get_u32(v, i).map_err(threw)?;
+            out.push(&plain_copy(&item, depth + 1)?);
+        }
+        return Ok(out.into());
+    }
+    let object = v.unchecked_ref::<Object>();
+    let out = Object::new();
+    for key in Reflect::own_keys(object).map_err(threw)?.iter() {
+        if !key.is_string() {
+            continue;
+        }
+        let d = Reflect::get_own_property_descriptor(object, &key).map_err(threw)?;
+        let enumerable = !d.is_undefined()
+            && Reflect::get(&d, &"enumerable".into())
+                .map_err(threw)?
+                .is_truthy();
+        if enumerable {
+            let value = Reflect::get(v, &key).map_err(threw)?;
+            Reflect::set(&out, &key, &plain_copy(&value, depth + 1)?).map_err(threw)?;
+        }
+    }
+    Ok(out.into())
 }
 
 /// A result with every 64-bit integer as a BigInt.
@@ -236,6 +295,56 @@ pub(super) fn rewrite_to_js(
         .collect();
     set(&obj, "batches", to_js(&batches));
     Ok(obj.into())
+}
+
+/// The intrinsic getters of a typed array's `buffer`, `byteOffset` and
+/// `byteLength` (from `%TypedArray%.prototype`), looked up once.
+fn view_getters() -> Option<[js_sys::Function; 3]> {
+    let uint8 = js_sys::Object::get_prototype_of(&Uint8Array::new_with_length(0));
+    let typed = js_sys::Object::get_prototype_of(&uint8);
+    let getter = |name: &str| -> Option<js_sys::Function> {
+        let d = js_sys::Object::get_own_property_descriptor(&typed, &name.into());
+        Reflect::get(&d, &"get".into()).ok()?.dyn_into().ok()
+    };
+    Some([
+        getter("buffer")?,
+        getter("byteOffset")?,
+        getter("byteLength")?,
+    ])
+}
+
+thread_local! {
+    static VIEW_GETTERS: Option<[js_sys::Function; 3]> = view_getters();
+}
+
+/// A plain `Uint8Array` over the bytes `array` shows, or `None` when it
+/// shows none (empty, or its buffer detached). Read through the intrinsic
+/// getters: a subclass's `length`, `set` or `subarray` never runs inside
+/// a call that holds the mapper, where a throw would leave it borrowed.
+pub(super) fn plain_view(array: &Uint8Array) -> Result<Option<Uint8Array>, JsError> {
+    let unreadable = || invalid("bytes cannot be read as a Uint8Array".into());
+    VIEW_GETTERS.with(|getters| {
+        let [buffer, offset, length] = getters.as_ref().ok_or_else(unreadable)?;
+        let read = |f: &js_sys::Function| f.call0(array).map_err(|_| unreadable());
+        let len = read(length)?.as_f64().ok_or_else(unreadable)? as u32;
+        if len == 0 {
+            return Ok(None);
+        }
+        let at = read(offset)?.as_f64().ok_or_else(unreadable)? as u32;
+        Ok(Some(Uint8Array::new_with_byte_offset_and_length(
+            &read(buffer)?,
+            at,
+            len,
+        )))
+    })
+}
+
+/// A string argument, or a typed error naming it: wasm-bindgen's own
+/// conversion of a `&str` parameter reads a non-string's `length` as 0 and
+/// traps in its allocator.
+pub(super) fn text(v: &JsValue, what: &str) -> Result<String, JsError> {
+    v.as_string()
+        .ok_or_else(|| invalid(format!("{what} must be a string")))
 }
 
 pub(super) fn optional_bytes(v: &JsValue, what: &str) -> Result<Option<Vec<u8>>, JsError> {

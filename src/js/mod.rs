@@ -29,7 +29,7 @@ use crate::record::StateRecord;
 use crate::rewrite::{RewriteOptions, RewriteResult};
 use convert::{
     bytes, int64, invalid, js_err, js_to_json_text, json_to_js, optional_bytes, outcome_to_js,
-    record_to_js, set, to_js, BindingJs, MapperOptions, PidInfoJs, RewriteOpts,
+    record_to_js, set, text, to_js, BindingJs, MapperOptions, PidInfoJs, RewriteOpts,
 };
 
 #[wasm_bindgen(typescript_custom_section)]
@@ -77,13 +77,13 @@ impl PidMapper {
     /// expiration, trust declaration, capacity limits).
     #[wasm_bindgen(constructor)]
     pub fn new(
-        #[wasm_bindgen(js_name = topicId)] topic_id: &str,
+        #[wasm_bindgen(js_name = topicId, unchecked_param_type = "string")] topic_id: JsValue,
         partition: i32,
         #[wasm_bindgen(unchecked_param_type = "MapperOptions | null")] options: Option<JsValue>,
     ) -> Result<PidMapper, JsError> {
         let opts: MapperOptions =
             convert::options(options.unwrap_or(JsValue::UNDEFINED), "PidMapper options")?;
-        let config = opts.config(topic_id, partition)?;
+        let config = opts.config(&text(&topic_id, "topicId")?, partition)?;
         convert::seed_once();
         Ok(PidMapper::wrap(Mapper::new(config).map_err(js_err)?))
     }
@@ -93,16 +93,15 @@ impl PidMapper {
     #[wasm_bindgen(unchecked_return_type = "MapResult")]
     pub fn map(
         &mut self,
-        #[wasm_bindgen(js_name = sourceClusterId)] source_cluster_id: &str,
+        #[wasm_bindgen(js_name = sourceClusterId, unchecked_param_type = "string")]
+        source_cluster_id: JsValue,
         #[wasm_bindgen(unchecked_param_type = "Int64")] pid: JsValue,
         #[wasm_bindgen(unchecked_param_type = "Int64", js_name = nowMs)] now_ms: JsValue,
     ) -> Result<JsValue, JsError> {
+        let source = text(&source_cluster_id, "sourceClusterId")?;
         let pid = int64(&pid, "pid")?;
         let now = int64(&now_ms, "nowMs")?;
-        let outcome = self
-            .inner
-            .map(source_cluster_id, pid, now)
-            .map_err(js_err)?;
+        let outcome = self.inner.map(&source, pid, now).map_err(js_err)?;
         outcome_to_js(&outcome)
     }
 
@@ -110,23 +109,18 @@ impl PidMapper {
     #[wasm_bindgen(js_name = rewriteBatches, unchecked_return_type = "RewriteResult")]
     pub fn rewrite_batches(
         &mut self,
-        #[wasm_bindgen(js_name = sourceClusterId)] source_cluster_id: &str,
+        #[wasm_bindgen(js_name = sourceClusterId, unchecked_param_type = "string")]
+        source_cluster_id: JsValue,
         input: Vec<u8>,
         #[wasm_bindgen(unchecked_param_type = "Int64", js_name = nowMs)] now_ms: JsValue,
         #[wasm_bindgen(unchecked_param_type = "RewriteOptions | null")] options: Option<JsValue>,
     ) -> Result<JsValue, JsError> {
+        let source = text(&source_cluster_id, "sourceClusterId")?;
         let now = int64(&now_ms, "nowMs")?;
         let opts = rewrite_options(options)?;
         let mut buf = input;
         self.inner
-            .rewrite_into(
-                source_cluster_id,
-                &mut buf,
-                now,
-                opts,
-                &mut self.rewrite,
-                |_| Ok(()),
-            )
+            .rewrite_into(&source, &mut buf, now, opts, &mut self.rewrite, |_| Ok(()))
             .map_err(js_err)?;
         convert::rewrite_to_js(&buf, None, &self.rewrite, &mut self.columns)
     }
@@ -139,7 +133,8 @@ impl PidMapper {
     #[wasm_bindgen(js_name = rewriteBatchesInPlace, unchecked_return_type = "RewriteResult")]
     pub fn rewrite_batches_in_place(
         &mut self,
-        #[wasm_bindgen(js_name = sourceClusterId)] source_cluster_id: &str,
+        #[wasm_bindgen(js_name = sourceClusterId, unchecked_param_type = "string")]
+        source_cluster_id: JsValue,
         #[wasm_bindgen(unchecked_param_type = "Uint8Array")] bytes: JsValue,
         #[wasm_bindgen(unchecked_param_type = "Int64", js_name = nowMs)] now_ms: JsValue,
         #[wasm_bindgen(unchecked_param_type = "RewriteOptions | null")] options: Option<JsValue>,
@@ -149,11 +144,13 @@ impl PidMapper {
         let bytes = bytes
             .dyn_ref::<Uint8Array>()
             .ok_or_else(|| invalid("bytes must be a Uint8Array".into()))?;
+        let source = text(&source_cluster_id, "sourceClusterId")?;
         let now = int64(&now_ms, "nowMs")?;
         let opts = rewrite_options(options)?;
         // The caller's bytes, copied into a buffer kept between calls (as
         // long as the fetches are, it is only overwritten).
-        let len = bytes.length() as usize;
+        let view = convert::plain_view(bytes)?;
+        let len = view.as_ref().map_or(0, |v| v.length() as usize);
         if self.scratch.len() != len {
             self.scratch
                 .try_reserve(len.saturating_sub(self.scratch.len()))
@@ -164,14 +161,12 @@ impl PidMapper {
                 })?;
             self.scratch.resize(len, 0);
         }
-        // Only a non-empty array is copied: `set` on a detached one (which
-        // reads as empty) would throw through this call.
-        if len > 0 {
-            bytes.copy_to(&mut self.scratch);
+        if let Some(view) = &view {
+            view.copy_to(&mut self.scratch);
         }
         self.inner
             .rewrite_into(
-                source_cluster_id,
+                &source,
                 &mut self.scratch,
                 now,
                 opts,
@@ -181,9 +176,8 @@ impl PidMapper {
             .map_err(js_err)?;
         // Only what was consumed changed (the rest is a truncated tail).
         let consumed = self.rewrite.consumed;
-        if consumed > 0 {
-            bytes
-                .subarray(0, consumed as u32)
+        if let (Some(view), true) = (&view, consumed > 0) {
+            view.subarray(0, consumed as u32)
                 .copy_from(&self.scratch[..consumed]);
         }
         convert::rewrite_to_js(&[], Some(bytes), &self.rewrite, &mut self.columns)
@@ -302,12 +296,14 @@ fn keys(records: &[StateRecord]) -> Result<Array, JsError> {
 /// F v1: the mapped PID of `pid` from `sourceClusterId` at `salt`.
 #[wasm_bindgen(js_name = mapPid)]
 pub fn map_pid(
-    #[wasm_bindgen(js_name = sourceClusterId)] source_cluster_id: &str,
+    #[wasm_bindgen(js_name = sourceClusterId, unchecked_param_type = "string")]
+    source_cluster_id: JsValue,
     #[wasm_bindgen(unchecked_param_type = "Int64")] pid: JsValue,
     salt: u32,
 ) -> Result<i64, JsError> {
+    let source = text(&source_cluster_id, "sourceClusterId")?;
     let pid = int64(&pid, "pid")?;
-    crate::pid::map_pid(source_cluster_id, pid, u64::from(salt)).map_err(js_err)
+    crate::pid::map_pid(&source, pid, u64::from(salt)).map_err(js_err)
 }
 
 /// Explains a PID: its space, and region and pid40 where they exist.
@@ -388,7 +384,10 @@ pub fn simulate(
 ///
 /// `ids` is a list as people write one: one ID per line, blank lines and
 /// `#` comments ignored.
-pub fn plan_clusters(ids: &str) -> Result<JsValue, JsError> {
-    let plan = crate::plan::plan(crate::plan::cluster_ids(ids)).map_err(js_err)?;
+pub fn plan_clusters(
+    #[wasm_bindgen(unchecked_param_type = "string")] ids: JsValue,
+) -> Result<JsValue, JsError> {
+    let ids = text(&ids, "ids")?;
+    let plan = crate::plan::plan(crate::plan::cluster_ids(&ids)).map_err(js_err)?;
     Ok(json_to_js(&serde_json::to_value(plan).unwrap_or_default()))
 }

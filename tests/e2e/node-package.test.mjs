@@ -83,3 +83,67 @@ test("rewriteBatchesInPlace rewrites a Node Buffer where it lies", () => {
   inPlace.confirm();
   assert.equal(inPlace.size, 2);
 });
+
+test("hostile arguments are typed errors and leave the mapper usable", () => {
+  // A minimal v2 batch of producer 3 (no records; the CRC is patched).
+  const fetch = new Uint8Array(61);
+  new DataView(fetch.buffer).setInt32(8, 49);
+  fetch[16] = 2;
+  fetch[50] = 3;
+  const evil = (what) => {
+    throw new Error(`evil ${what}`);
+  };
+  class Sneaky extends Uint8Array {
+    set() {
+      evil("set");
+    }
+    subarray() {
+      evil("subarray");
+    }
+    get length() {
+      return evil("length");
+    }
+  }
+  const calls = {
+    "an options getter that throws": (x) =>
+      x.rewriteBatches("A", fetch, 0, {
+        get strictCrc() {
+          return evil("getter");
+        },
+      }),
+    "an options proxy that throws": (x) =>
+      x.rewriteBatches("A", fetch, 0, new Proxy({}, { ownKeys: () => evil("ownKeys") })),
+    "a nested options getter": () =>
+      new m.PidMapper(records.topicIdBase64, 0, {
+        origins: {
+          A: {
+            get 0() {
+              return evil("item");
+            },
+            length: 1,
+          },
+        },
+      }),
+    "a source that is not a string": (x) => x.map({ toString: () => evil("toString") }, 1, 2),
+    "a source number in a rewrite": (x) => x.rewriteBatchesInPlace(7, new Uint8Array(fetch), 0, null),
+    "a topic ID that is not a string": () => new m.PidMapper({ toString: () => records.topicIdBase64 }, 0, null),
+    "mapPid of a non-string": () => m.mapPid(["A"], 5n, 0),
+  };
+  for (const [name, call] of Object.entries(calls)) {
+    const x = new m.PidMapper(records.topicIdBase64, 0, null);
+    assert.throws(
+      () => call(x),
+      (e) => e instanceof Error && /^InvalidInput/.test(e.message),
+      name,
+    );
+    assert.equal(x.rewriteBatches("A", fetch, 0, null).consumed, 61, `${name}: the mapper is still usable`);
+  }
+  // A subclass's own set, subarray and length never run: the bytes are
+  // read and written through the intrinsic view.
+  const x = new m.PidMapper(records.topicIdBase64, 0, null);
+  const sneaky = new Sneaky(fetch);
+  const out = x.rewriteBatchesInPlace("A", sneaky, 0, null);
+  assert.equal(out.consumed, 61);
+  const plain = new m.PidMapper(records.topicIdBase64, 0, null).rewriteBatches("A", fetch, 0, null);
+  assert.deepEqual(Buffer.from(sneaky.buffer), Buffer.from(plain.bytes));
+});
