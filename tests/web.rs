@@ -30,6 +30,11 @@ fn mapper() -> PidMapper {
     PidMapper::new(common::TOPIC.into(), 0, None).unwrap()
 }
 
+/// Bytes as the `Uint8Array` a JS caller passes.
+fn u8a(bytes: &[u8]) -> JsValue {
+    Uint8Array::from(bytes).into()
+}
+
 fn bytes_of(v: &JsValue) -> Vec<u8> {
     v.dyn_ref::<Uint8Array>().expect("a Uint8Array").to_vec()
 }
@@ -70,9 +75,7 @@ fn every_scenario() {
             assert_eq!(colliding, s.colliding, "{name} step {i} colliding");
             if !collision.is_null() {
                 assert!(get(&out, "snapshotRequired").as_bool().unwrap());
-                let rec =
-                    decode_record(&bytes_of(&get(&collision, "key")), get(&collision, "value"))
-                        .unwrap();
+                let rec = decode_record(get(&collision, "key"), get(&collision, "value")).unwrap();
                 let value = get(&rec, "value");
                 assert_eq!(
                     get(&value, "salt").as_string(),
@@ -93,7 +96,7 @@ fn every_record_vector() {
             Some(v) => Uint8Array::from(&v[..]).into(),
             None => JsValue::NULL,
         };
-        let decoded = decode_record(&r.key, value).unwrap();
+        let decoded = decode_record(u8a(&r.key), value).unwrap();
         let text: String = JSON::stringify(&decoded).unwrap().into();
         let got: serde_json::Value = serde_json::from_str(&text).unwrap();
         assert_eq!(got, r.json);
@@ -129,9 +132,9 @@ fn errors_are_js_errors_and_change_nothing() {
         .map("A".into(), JsValue::from(2f64.powi(60)), JsValue::from(0))
         .unwrap_err();
     assert!(message(err).contains("not a safe integer"));
-    let err = m.load_record(&[0, 3, 1], JsValue::NULL).unwrap_err();
+    let err = m.load_record(u8a(&[0, 3, 1]), JsValue::NULL).unwrap_err();
     assert!(message(err).starts_with("Truncated"));
-    let err = PidMapper::restore(&[1, 2, 3]).unwrap_err();
+    let err = PidMapper::restore(u8a(&[1, 2, 3])).unwrap_err();
     assert!(message(err).starts_with("ForeignSnapshot"));
     let err = PidMapper::new("nope".into(), 0, None).err().unwrap();
     assert!(message(err).starts_with("InvalidTopicId"));
@@ -147,7 +150,7 @@ fn errors_are_js_errors_and_change_nothing() {
     .encode();
     bad[16] = 9;
     let err = m
-        .rewrite_batches("A".into(), bad.clone(), JsValue::from(0), None)
+        .rewrite_batches("A".into(), u8a(&bad), JsValue::from(0), None)
         .unwrap_err();
     assert!(message(err).starts_with("UnknownMagic"));
     assert_eq!(m.snapshot().unwrap(), before);
@@ -171,7 +174,7 @@ fn rewrite_snapshot_restore_expire() {
     .encode();
     let strict = JSON::parse(r#"{"strictCrc": true}"#).unwrap();
     let out = m
-        .rewrite_batches("A".into(), batch.clone(), JsValue::from(10), Some(strict))
+        .rewrite_batches("A".into(), u8a(&batch), JsValue::from(10), Some(strict))
         .unwrap();
     let bytes = bytes_of(&get(&out, "bytes"));
     assert_eq!(&bytes[43..51], &8373639764095533061i64.to_be_bytes());
@@ -188,22 +191,24 @@ fn rewrite_snapshot_restore_expire() {
     // Pending until confirmed: a retry returns the record again, snapshots
     // and expiry wait for confirm().
     assert_eq!(
-        PidMapper::restore(&m.snapshot().unwrap()).unwrap().size(),
+        PidMapper::restore(u8a(&m.snapshot().unwrap()))
+            .unwrap()
+            .size(),
         0
     );
     let retry = m
-        .rewrite_batches("A".into(), batch.clone(), JsValue::from(10), None)
+        .rewrite_batches("A".into(), u8a(&batch), JsValue::from(10), None)
         .unwrap();
     assert_eq!(js_sys::Array::from(&get(&retry, "records")).length(), 1);
     let err = m.expire(JsValue::from(10)).unwrap_err();
     assert!(message(err).starts_with("Unconfirmed"));
     assert_eq!(m.confirm(), 1);
-    let restored = PidMapper::restore(&m.snapshot().unwrap()).unwrap();
+    let restored = PidMapper::restore(u8a(&m.snapshot().unwrap())).unwrap();
     assert_eq!(restored.size(), 1);
     let mut replayed = mapper();
     let rec = records.get(0);
     let loaded = replayed
-        .load_record(&bytes_of(&get(&rec, "key")), get(&rec, "value"))
+        .load_record(get(&rec, "key"), get(&rec, "value"))
         .unwrap();
     assert_eq!(get(&loaded, "outcome").as_string().unwrap(), "bound");
     assert_eq!(big(&get(&loaded, "mapped")), 8373639764095533061);
@@ -273,7 +278,7 @@ fn unknown_option_keys_are_errors() {
     .encode();
     let strict = JSON::parse(r#"{"strictCRC":true}"#).unwrap();
     let err = m
-        .rewrite_batches("A".into(), batch.clone(), JsValue::from(1), Some(strict))
+        .rewrite_batches("A".into(), u8a(&batch), JsValue::from(1), Some(strict))
         .unwrap_err();
     assert!(message(err).contains("strictCRC"));
     assert_eq!(m.size(), 0, "nothing ran");
@@ -356,7 +361,12 @@ fn capacity_limits_in_js() {
     let mut victim = mapper();
     let served = |m: &mut PidMapper| {
         let out = m
-            .rewrite_batches("victim".into(), fetch(0..10), JsValue::from(500), None)
+            .rewrite_batches(
+                "victim".into(),
+                u8a(&fetch(0..10)),
+                JsValue::from(500),
+                None,
+            )
             .unwrap();
         bytes_of(&get(&out, "bytes"))
     };
@@ -369,7 +379,7 @@ fn capacity_limits_in_js() {
     for round in 0..20 {
         match flood.rewrite_batches(
             "flood".into(),
-            fetch(round * 100..round * 100 + 100),
+            u8a(&fetch(round * 100..round * 100 + 100)),
             JsValue::from(0),
             None,
         ) {
@@ -400,7 +410,7 @@ fn capacity_limits_in_js() {
     drop(flood);
     let mut again = mapper();
     assert!(again
-        .rewrite_batches("flood".into(), fetch(0..100), JsValue::from(0), None)
+        .rewrite_batches("flood".into(), u8a(&fetch(0..100)), JsValue::from(0), None)
         .is_ok());
     assert_eq!(served(&mut victim), before);
     for bad in [
@@ -483,12 +493,12 @@ fn built_results_equal_plain_ones() {
                 .unwrap(),
         );
         out.push(
-            m.rewrite_batches("A".into(), fetch.clone(), JsValue::from(4), None)
+            m.rewrite_batches("A".into(), u8a(&fetch), JsValue::from(4), None)
                 .unwrap(),
         );
         m.confirm();
         out.push(
-            m.rewrite_batches("A".into(), fetch.clone(), JsValue::from(5), None)
+            m.rewrite_batches("A".into(), u8a(&fetch), JsValue::from(5), None)
                 .unwrap(),
         );
         mirrorpid::js::use_plain_results(false);
@@ -559,7 +569,7 @@ fn rewrite_in_place_equals_copying_rewrite() {
         mirrorpid::js::use_plain_results(plain);
         let (mut copying, mut in_place) = (mapper(), mapper());
         let expected = copying
-            .rewrite_batches("A".into(), fetch.clone(), JsValue::from(3), None)
+            .rewrite_batches("A".into(), u8a(&fetch), JsValue::from(3), None)
             .unwrap();
         let array = Uint8Array::from(&fetch[..]);
         let got = in_place

@@ -351,9 +351,47 @@ pub(super) fn optional_bytes(v: &JsValue, what: &str) -> Result<Option<Vec<u8>>,
     if v.is_null() || v.is_undefined() {
         return Ok(None);
     }
-    v.dyn_ref::<Uint8Array>()
-        .map(|a| Some(a.to_vec()))
-        .ok_or_else(|| invalid(format!("{what} must be a Uint8Array or null")))
+    let mut out = Vec::new();
+    copy_arg(v, &format!("{what} must be a Uint8Array or null"), &mut out)?;
+    Ok(Some(out))
+}
+
+/// The bytes of a `Uint8Array` argument, or a typed error naming it.
+pub(super) fn bytes_arg(v: &JsValue, what: &str) -> Result<Vec<u8>, JsError> {
+    let mut out = Vec::new();
+    copy_arg(v, &format!("{what} must be a Uint8Array"), &mut out)?;
+    Ok(out)
+}
+
+/// Copies a `Uint8Array` argument into `buf`, resized to it (growing
+/// fallibly; a buffer kept between calls of one size is only
+/// overwritten), reading it through [`plain_view`]; returns that view.
+/// Anything else is `InvalidInput` with `message`. (wasm-bindgen's own
+/// conversion of a byte-slice parameter allocates whatever `length` an
+/// array-like claims, and traps on a negative or huge one.)
+pub(super) fn copy_arg(
+    v: &JsValue,
+    message: &str,
+    buf: &mut Vec<u8>,
+) -> Result<Option<Uint8Array>, JsError> {
+    let array = v
+        .dyn_ref::<Uint8Array>()
+        .ok_or_else(|| invalid(message.to_owned()))?;
+    let view = plain_view(array)?;
+    let len = view.as_ref().map_or(0, |v| v.length() as usize);
+    if buf.len() != len {
+        buf.try_reserve(len.saturating_sub(buf.len()))
+            .map_err(|_| {
+                js_err(Error::OutOfMemory {
+                    what: "a copy of the bytes",
+                })
+            })?;
+        buf.resize(len, 0);
+    }
+    if let Some(view) = &view {
+        view.copy_to(buf);
+    }
+    Ok(view)
 }
 
 /// `new PidMapper`'s options.

@@ -28,7 +28,7 @@ use crate::mapper::{LoadOutcome, Mapper};
 use crate::record::StateRecord;
 use crate::rewrite::{RewriteOptions, RewriteResult};
 use convert::{
-    bytes, int64, invalid, js_err, js_to_json_text, json_to_js, optional_bytes, outcome_to_js,
+    bytes, bytes_arg, int64, js_err, js_to_json_text, json_to_js, optional_bytes, outcome_to_js,
     record_to_js, set, text, to_js, BindingJs, MapperOptions, PidInfoJs, RewriteOpts,
 };
 
@@ -111,18 +111,26 @@ impl PidMapper {
         &mut self,
         #[wasm_bindgen(js_name = sourceClusterId, unchecked_param_type = "string")]
         source_cluster_id: JsValue,
-        input: Vec<u8>,
+        #[wasm_bindgen(unchecked_param_type = "Uint8Array")] input: JsValue,
         #[wasm_bindgen(unchecked_param_type = "Int64", js_name = nowMs)] now_ms: JsValue,
         #[wasm_bindgen(unchecked_param_type = "RewriteOptions | null")] options: Option<JsValue>,
     ) -> Result<JsValue, JsError> {
         let source = text(&source_cluster_id, "sourceClusterId")?;
         let now = int64(&now_ms, "nowMs")?;
         let opts = rewrite_options(options)?;
-        let mut buf = input;
+        // Into a buffer kept between calls: the input array stays as it was.
+        convert::copy_arg(&input, "input must be a Uint8Array", &mut self.scratch)?;
         self.inner
-            .rewrite_into(&source, &mut buf, now, opts, &mut self.rewrite, |_| Ok(()))
+            .rewrite_into(
+                &source,
+                &mut self.scratch,
+                now,
+                opts,
+                &mut self.rewrite,
+                |_| Ok(()),
+            )
             .map_err(js_err)?;
-        convert::rewrite_to_js(&buf, None, &self.rewrite, &mut self.columns)
+        convert::rewrite_to_js(&self.scratch, None, &self.rewrite, &mut self.columns)
     }
 
     /// Rewrites `bytes` in place (a broker's or proxy's own fetch buffer,
@@ -139,31 +147,12 @@ impl PidMapper {
         #[wasm_bindgen(unchecked_param_type = "Int64", js_name = nowMs)] now_ms: JsValue,
         #[wasm_bindgen(unchecked_param_type = "RewriteOptions | null")] options: Option<JsValue>,
     ) -> Result<JsValue, JsError> {
-        // Checked first: a method missing on `bytes` would throw through
-        // this call and leave the mapper borrowed for good.
-        let bytes = bytes
-            .dyn_ref::<Uint8Array>()
-            .ok_or_else(|| invalid("bytes must be a Uint8Array".into()))?;
         let source = text(&source_cluster_id, "sourceClusterId")?;
         let now = int64(&now_ms, "nowMs")?;
         let opts = rewrite_options(options)?;
         // The caller's bytes, copied into a buffer kept between calls (as
         // long as the fetches are, it is only overwritten).
-        let view = convert::plain_view(bytes)?;
-        let len = view.as_ref().map_or(0, |v| v.length() as usize);
-        if self.scratch.len() != len {
-            self.scratch
-                .try_reserve(len.saturating_sub(self.scratch.len()))
-                .map_err(|_| {
-                    js_err(crate::Error::OutOfMemory {
-                        what: "a copy of the fetch",
-                    })
-                })?;
-            self.scratch.resize(len, 0);
-        }
-        if let Some(view) = &view {
-            view.copy_to(&mut self.scratch);
-        }
+        let view = convert::copy_arg(&bytes, "bytes must be a Uint8Array", &mut self.scratch)?;
         self.inner
             .rewrite_into(
                 &source,
@@ -180,6 +169,7 @@ impl PidMapper {
             view.subarray(0, consumed as u32)
                 .copy_from(&self.scratch[..consumed]);
         }
+        let bytes: &Uint8Array = bytes.unchecked_ref();
         convert::rewrite_to_js(&[], Some(bytes), &self.rewrite, &mut self.columns)
     }
 
@@ -187,11 +177,12 @@ impl PidMapper {
     #[wasm_bindgen(js_name = loadRecord, unchecked_return_type = "LoadResult")]
     pub fn load_record(
         &mut self,
-        key: &[u8],
+        #[wasm_bindgen(unchecked_param_type = "Uint8Array")] key: JsValue,
         #[wasm_bindgen(unchecked_param_type = "Uint8Array | null")] value: JsValue,
     ) -> Result<JsValue, JsError> {
+        let key = bytes_arg(&key, "key")?;
         let value = optional_bytes(&value, "value")?;
-        let record = StateRecord::decode(key, value.as_deref()).map_err(js_err)?;
+        let record = StateRecord::decode(&key, value.as_deref()).map_err(js_err)?;
         let outcome = self.inner.load_record(&record).map_err(js_err)?;
         let obj = Object::new();
         match outcome {
@@ -234,9 +225,12 @@ impl PidMapper {
     }
 
     /// A mapper from snapshot bytes.
-    pub fn restore(bytes: &[u8]) -> Result<PidMapper, JsError> {
+    pub fn restore(
+        #[wasm_bindgen(unchecked_param_type = "Uint8Array")] bytes: JsValue,
+    ) -> Result<PidMapper, JsError> {
+        let bytes = bytes_arg(&bytes, "bytes")?;
         convert::seed_once();
-        Ok(PidMapper::wrap(Mapper::restore(bytes).map_err(js_err)?))
+        Ok(PidMapper::wrap(Mapper::restore(&bytes).map_err(js_err)?))
     }
 
     /// Expires idle bindings; returns the tombstones' keys.
@@ -323,11 +317,12 @@ pub fn decode_pid(
 /// Decodes `__mirror_state` bytes to the JSON form (`docs/FORMAT.md`).
 #[wasm_bindgen(js_name = decodeRecord, unchecked_return_type = "RecordJson")]
 pub fn decode_record(
-    key: &[u8],
+    #[wasm_bindgen(unchecked_param_type = "Uint8Array")] key: JsValue,
     #[wasm_bindgen(unchecked_param_type = "Uint8Array | null")] value: JsValue,
 ) -> Result<JsValue, JsError> {
+    let key = bytes_arg(&key, "key")?;
     let value = optional_bytes(&value, "value")?;
-    let record = StateRecord::decode(key, value.as_deref()).map_err(js_err)?;
+    let record = StateRecord::decode(&key, value.as_deref()).map_err(js_err)?;
     Ok(json_to_js(&record.to_json()))
 }
 
