@@ -61,6 +61,36 @@ fn rewrite_options(options: Option<JsValue>) -> Result<RewriteOptions, JsError> 
 }
 
 impl PidMapper {
+    /// Both rewrites: the arguments checked, `bytes` copied into the
+    /// buffer kept between calls (as long as the fetches are, it is only
+    /// overwritten) and rewritten there. Returns the view `bytes` was read
+    /// through (`None` when empty); `not_bytes` is the error for anything
+    /// but a `Uint8Array`.
+    fn rewrite_copy(
+        &mut self,
+        source_cluster_id: &JsValue,
+        bytes: &JsValue,
+        now_ms: &JsValue,
+        options: Option<JsValue>,
+        not_bytes: &str,
+    ) -> Result<Option<Uint8Array>, JsError> {
+        let source = text(source_cluster_id, "sourceClusterId")?;
+        let now = int64(now_ms, "nowMs")?;
+        let opts = rewrite_options(options)?;
+        let view = convert::copy_arg(bytes, not_bytes, &mut self.scratch)?;
+        self.inner
+            .rewrite_into(
+                &source,
+                &mut self.scratch,
+                now,
+                opts,
+                &mut self.rewrite,
+                |_| Ok(()),
+            )
+            .map_err(js_err)?;
+        Ok(view)
+    }
+
     fn wrap(inner: Mapper) -> PidMapper {
         PidMapper {
             inner,
@@ -115,21 +145,9 @@ impl PidMapper {
         #[wasm_bindgen(unchecked_param_type = "Int64", js_name = nowMs)] now_ms: JsValue,
         #[wasm_bindgen(unchecked_param_type = "RewriteOptions | null")] options: Option<JsValue>,
     ) -> Result<JsValue, JsError> {
-        let source = text(&source_cluster_id, "sourceClusterId")?;
-        let now = int64(&now_ms, "nowMs")?;
-        let opts = rewrite_options(options)?;
         // Into a buffer kept between calls: the input array stays as it was.
-        convert::copy_arg(&input, "input must be a Uint8Array", &mut self.scratch)?;
-        self.inner
-            .rewrite_into(
-                &source,
-                &mut self.scratch,
-                now,
-                opts,
-                &mut self.rewrite,
-                |_| Ok(()),
-            )
-            .map_err(js_err)?;
+        let not_bytes = "input must be a Uint8Array";
+        self.rewrite_copy(&source_cluster_id, &input, &now_ms, options, not_bytes)?;
         convert::rewrite_to_js(&self.scratch, None, &self.rewrite, &mut self.columns)
     }
 
@@ -147,22 +165,8 @@ impl PidMapper {
         #[wasm_bindgen(unchecked_param_type = "Int64", js_name = nowMs)] now_ms: JsValue,
         #[wasm_bindgen(unchecked_param_type = "RewriteOptions | null")] options: Option<JsValue>,
     ) -> Result<JsValue, JsError> {
-        let source = text(&source_cluster_id, "sourceClusterId")?;
-        let now = int64(&now_ms, "nowMs")?;
-        let opts = rewrite_options(options)?;
-        // The caller's bytes, copied into a buffer kept between calls (as
-        // long as the fetches are, it is only overwritten).
-        let view = convert::copy_arg(&bytes, "bytes must be a Uint8Array", &mut self.scratch)?;
-        self.inner
-            .rewrite_into(
-                &source,
-                &mut self.scratch,
-                now,
-                opts,
-                &mut self.rewrite,
-                |_| Ok(()),
-            )
-            .map_err(js_err)?;
+        let not_bytes = "bytes must be a Uint8Array";
+        let view = self.rewrite_copy(&source_cluster_id, &bytes, &now_ms, options, not_bytes)?;
         // Only what was consumed changed (the rest is a truncated tail).
         let consumed = self.rewrite.consumed;
         if let (Some(view), true) = (&view, consumed > 0) {
