@@ -320,13 +320,11 @@ fn encode_records(records: &[StateRecord], out: &mut Vec<u8>) -> mirrorpid::Resu
         return abi::encode_records(std::iter::empty(), out).ok_or_else(oom);
     }
     let mut encoded = Vec::new();
-    if !records.is_empty() {
-        encoded
-            .try_reserve_exact(records.len())
-            .map_err(|_| oom())?;
-        for r in records {
-            encoded.push(r.encode()?);
-        }
+    encoded
+        .try_reserve_exact(records.len())
+        .map_err(|_| oom())?;
+    for r in records {
+        encoded.push(r.encode()?);
     }
     let size = 4 + encoded
         .iter()

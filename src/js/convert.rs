@@ -258,16 +258,16 @@ pub(super) fn rewrite_to_js(
     let records = records_to_js(&result.records)?;
     if let Some(built) = super::build::with(|b| {
         columns.fill(&result.batches);
-        let args = (
+        let (consumed, snapshot, n) = (
             result.consumed as u32,
-            &records,
             result.snapshot_required,
-            &columns.0[..],
             result.batches.len() as u32,
         );
         match in_place {
-            None => b.rewrite_result(buf, args.0, args.1, args.2, args.3, args.4),
-            Some(array) => b.rewrite_result_in_place(array, args.0, args.1, args.2, args.3, args.4),
+            None => b.rewrite_result(buf, consumed, &records, snapshot, &columns.0, n),
+            Some(array) => {
+                b.rewrite_result_in_place(array, consumed, &records, snapshot, &columns.0, n)
+            }
         }
     }) {
         return Ok(built);
@@ -352,31 +352,35 @@ pub(super) fn optional_bytes(v: &JsValue, what: &str) -> Result<Option<Vec<u8>>,
         return Ok(None);
     }
     let mut out = Vec::new();
-    copy_arg(v, &format!("{what} must be a Uint8Array or null"), &mut out)?;
+    copy_arg(
+        v,
+        || format!("{what} must be a Uint8Array or null"),
+        &mut out,
+    )?;
     Ok(Some(out))
 }
 
 /// The bytes of a `Uint8Array` argument, or a typed error naming it.
 pub(super) fn bytes_arg(v: &JsValue, what: &str) -> Result<Vec<u8>, JsError> {
     let mut out = Vec::new();
-    copy_arg(v, &format!("{what} must be a Uint8Array"), &mut out)?;
+    copy_arg(v, || format!("{what} must be a Uint8Array"), &mut out)?;
     Ok(out)
 }
 
 /// Copies a `Uint8Array` argument into `buf`, resized to it (growing
 /// fallibly; a buffer kept between calls of one size is only
 /// overwritten), reading it through [`plain_view`]; returns that view.
-/// Anything else is `InvalidInput` with `message`. (wasm-bindgen's own
+/// Anything else is `InvalidInput` with `not_bytes()`. (wasm-bindgen's own
 /// conversion of a byte-slice parameter allocates whatever `length` an
 /// array-like claims, and traps on a negative or huge one.)
 pub(super) fn copy_arg(
     v: &JsValue,
-    message: &str,
+    not_bytes: impl FnOnce() -> String,
     buf: &mut Vec<u8>,
 ) -> Result<Option<Uint8Array>, JsError> {
     let array = v
         .dyn_ref::<Uint8Array>()
-        .ok_or_else(|| invalid(message.to_owned()))?;
+        .ok_or_else(|| invalid(not_bytes()))?;
     let view = plain_view(array)?;
     let len = view.as_ref().map_or(0, |v| v.length() as usize);
     if buf.len() != len {

@@ -77,7 +77,7 @@ impl PidMapper {
         let source = text(source_cluster_id, "sourceClusterId")?;
         let now = int64(now_ms, "nowMs")?;
         let opts = rewrite_options(options)?;
-        let view = convert::copy_arg(bytes, not_bytes, &mut self.scratch)?;
+        let view = convert::copy_arg(bytes, || not_bytes.to_owned(), &mut self.scratch)?;
         self.inner
             .rewrite_into(
                 &source,
