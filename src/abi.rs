@@ -27,6 +27,9 @@ pub const LOAD_BOUND_EVICTING: i32 = 3;
 /// tombstone).
 pub type RawRecord = (Vec<u8>, Option<Vec<u8>>);
 
+/// The record-list layout of no records: a count of 0.
+pub const EMPTY_RECORDS: [u8; 4] = 0i32.to_be_bytes();
+
 /// Appends the record-list layout of `records` to `out` (cleared first):
 /// `i32 count`, then per record `i32 keyLen | key | i32 valueLen | value`,
 /// big-endian, `valueLen = -1` for a tombstone. An empty list is 4 bytes.

@@ -63,7 +63,7 @@ impl<K: Ord + Copy, V> Sorted<K, V> {
         let (mut lo, mut hi) = (0, self.0.len());
         while lo < hi {
             let mid = lo + (hi - lo) / 2;
-            match self.0[mid].0.cmp(&key) {
+            match self.0.as_slice()[mid].0.cmp(&key) {
                 std::cmp::Ordering::Less => lo = mid + 1,
                 std::cmp::Ordering::Greater => hi = mid,
                 std::cmp::Ordering::Equal => return Ok(mid),
@@ -74,7 +74,7 @@ impl<K: Ord + Copy, V> Sorted<K, V> {
 
     fn get_mut(&mut self, key: K) -> Option<&mut V> {
         let i = self.find(key).ok()?;
-        Some(&mut self.0[i].1)
+        Some(&mut self.0.as_mut_slice()[i].1)
     }
 
     /// The index of the entry with the greatest key at or below `key`.
@@ -90,7 +90,7 @@ impl<K: Ord + Copy, V> Sorted<K, V> {
     /// changing nothing, when there is no memory for the entry.
     fn insert(&mut self, key: K, value: V) -> Result<(), Failure> {
         match self.find(key) {
-            Ok(i) => self.0[i].1 = value,
+            Ok(i) => self.0.as_mut_slice()[i].1 = value,
             Err(i) => {
                 self.0
                     .try_reserve(1)
@@ -107,15 +107,19 @@ impl<K: Ord + Copy, V> Sorted<K, V> {
     }
 }
 
+/// The blocks `mp_alloc` handed out, by address.
+type Blocks = Sorted<usize, Box<[u8]>>;
+
 #[derive(Default)]
 struct State {
-    allocs: Sorted<usize, Box<[u8]>>,
+    allocs: Blocks,
     mappers: Sorted<i32, Slot>,
     next_handle: i32,
     last_error: String,
-    /// The source cluster ID of the `mp_rewrite` under way, in a buffer
-    /// kept between calls (no allocation per call).
-    scratch: String,
+    /// The source cluster ID of the last `mp_rewrite`, kept between calls:
+    /// a call from the same source compares its bytes and neither checks
+    /// nor copies them again (no allocation per call either).
+    source: String,
 }
 
 thread_local! {
@@ -148,15 +152,15 @@ fn bad_handle(handle: i32) -> Failure {
     fail(Code::BadHandle, format!("no mapper has handle {handle}"))
 }
 
-impl State {
-    /// The live allocation holding [ptr, ptr+len): its index in `allocs`,
-    /// and the offset of `ptr` in it.
+impl Blocks {
+    /// The live allocation holding [ptr, ptr+len): its index, and the
+    /// offset of `ptr` in it.
     #[inline(always)]
     fn locate(&self, ptr: usize, len: usize) -> Result<(usize, usize), Failure> {
-        let Some(i) = self.allocs.at_or_below(ptr) else {
+        let Some(i) = self.at_or_below(ptr) else {
             return Err(bad_pointer(ptr, len));
         };
-        let (start, block) = &self.allocs.0[i];
+        let (start, block) = &self.0.as_slice()[i];
         let off = ptr - start;
         match off.checked_add(len) {
             Some(end) if end <= block.len() => Ok((i, off)),
@@ -164,12 +168,23 @@ impl State {
         }
     }
 
+    /// The bytes [ptr, ptr+len) (any pointer when the length is 0).
+    #[inline(always)]
     fn bytes(&self, ptr: usize, len: usize) -> Result<&[u8], Failure> {
         if len == 0 {
             return Ok(&[]);
         }
         let (i, off) = self.locate(ptr, len)?;
-        Ok(&self.allocs.0[i].1[off..off + len])
+        Ok(&self.0.as_slice()[i].1[off..off + len])
+    }
+}
+
+impl State {
+    /// [`Blocks::bytes`], kept out of line for the exports off the batch
+    /// path.
+    #[inline(never)]
+    fn bytes(&self, ptr: usize, len: usize) -> Result<&[u8], Failure> {
+        self.allocs.bytes(ptr, len)
     }
 
     fn text(&self, ptr: usize, len: usize, what: &str) -> Result<String, Failure> {
@@ -179,9 +194,9 @@ impl State {
     }
 
     /// The arguments of a rewrite export, checked in this order and handed
-    /// to `f`: the source cluster ID (UTF-8, copied into the scratch buffer
-    /// kept between calls), the mapper, and the host's buffer (any pointer
-    /// when the length is 0).
+    /// to `f`: the source cluster ID (UTF-8; kept in `self.source`, so an
+    /// unchanged one is only compared), the mapper, and the host's buffer
+    /// (any pointer when the length is 0).
     fn with_fetch<T>(
         &mut self,
         handle: i32,
@@ -189,12 +204,16 @@ impl State {
         (buf_ptr, buf_len): (i32, i32),
         f: impl FnOnce(&str, &mut Slot, &mut [u8]) -> Result<T, Failure>,
     ) -> Result<T, Failure> {
-        let mut source = std::mem::take(&mut self.scratch);
-        source.clear();
-        let raw = self.bytes(address(src_ptr), size(src_len, "length")?)?;
-        match std::str::from_utf8(raw) {
-            Ok(text) => source.push_str(text),
-            Err(_) => return Err(fail(Code::BadArgument, "source cluster ID is not UTF-8")),
+        let raw = self
+            .allocs
+            .bytes(address(src_ptr), size(src_len, "length")?)?;
+        if raw != self.source.as_bytes() {
+            let Ok(text) = std::str::from_utf8(raw) else {
+                return Err(fail(Code::BadArgument, "source cluster ID is not UTF-8"));
+            };
+            // In place: `clear` keeps the capacity.
+            self.source.clear();
+            self.source.push_str(text);
         }
         let (ptr, len) = (address(buf_ptr), size(buf_len, "length")?);
         let Ok(slot_at) = self.mappers.find(handle) else {
@@ -203,17 +222,15 @@ impl State {
         let block_at = if len == 0 {
             None
         } else {
-            Some(self.locate(ptr, len)?)
+            Some(self.allocs.locate(ptr, len)?)
         };
-        let slot = &mut self.mappers.0[slot_at].1;
+        let slot = &mut self.mappers.0.as_mut_slice()[slot_at].1;
         let mut empty = [0u8; 0];
         let buf: &mut [u8] = match block_at {
-            Some((i, off)) => &mut self.allocs.0[i].1[off..off + len],
+            Some((i, off)) => &mut self.allocs.0.as_mut_slice()[i].1[off..off + len],
             None => &mut empty,
         };
-        let result = f(&source, slot, buf);
-        self.scratch = source;
-        result
+        f(&self.source, slot, buf)
     }
 
     fn slot(&mut self, handle: i32) -> Result<&mut Slot, Failure> {
@@ -311,14 +328,22 @@ fn count(n: usize) -> Result<i32, Failure> {
 /// Writes records in the record-list layout (`mirrorpid::abi`), having
 /// made room for all of it first: the core runs this before a call takes
 /// effect, so running out of memory here undoes the call.
+#[inline(always)]
 fn encode_records(records: &[StateRecord], out: &mut Vec<u8>) -> mirrorpid::Result<()> {
+    // The common case, every producer bound, after a call that was too:
+    // the output holds the empty list already.
+    if records.is_empty() && out[..] == abi::EMPTY_RECORDS {
+        return Ok(());
+    }
+    encode_some(records, out)
+}
+
+/// [`encode_records`] when the output changes.
+#[inline(never)]
+fn encode_some(records: &[StateRecord], out: &mut Vec<u8>) -> mirrorpid::Result<()> {
     let oom = || Error::OutOfMemory {
         what: "the output buffer",
     };
-    // The common case, every producer bound: an empty list, in place.
-    if records.is_empty() && out.capacity() >= 4 {
-        return abi::encode_records(std::iter::empty(), out).ok_or_else(oom);
-    }
     let mut encoded = Vec::new();
     encoded
         .try_reserve_exact(records.len())

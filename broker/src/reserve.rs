@@ -31,10 +31,14 @@ fn reserve_layout() -> Layout {
 }
 
 /// Takes the reserve if it is not held; whether it is held now.
+#[inline(always)]
 pub fn ensure() -> bool {
-    if !RESERVE.load(Ordering::Relaxed).is_null() {
-        return true;
-    }
+    !RESERVE.load(Ordering::Relaxed).is_null() || take()
+}
+
+/// [`ensure`] when the reserve is not held.
+#[inline(never)]
+fn take() -> bool {
     // SAFETY: a non-zero size and valid alignment.
     let p = unsafe { System.alloc(reserve_layout()) };
     RESERVE.store(p, Ordering::Relaxed);

@@ -500,6 +500,69 @@ fn garbage_is_answered_with_errors_and_the_module_keeps_serving() {
     assert_eq!(more, native_more);
 }
 
+/// The module keeps the last call's source cluster ID and only compares
+/// the next call's with it: whatever changed (another ID, a prefix of the
+/// last, the same block rewritten in place, an ID sharing a block with the
+/// batches) maps as that source, as natively, and a bad ID changes nothing.
+#[test]
+fn the_source_is_read_at_every_call() {
+    let mut module = load();
+    let h = module.mapper_new(&config(0)).unwrap();
+    let mut twin = native(0);
+    // The same PIDs from every source: each source's get PIDs of their own.
+    let original = fetch(&[0, 1, 2], 0, false);
+    let block = module.put(&original).unwrap();
+    let src = module.put(b"AB").unwrap();
+    let mut step = |module: &mut BrokerModule, id: &str, src: (i32, i32), buf: (i32, i32)| {
+        module.write(buf.0, &original).unwrap();
+        let consumed = module.rewrite_in_place(h, src, buf, 1, 0).unwrap();
+        assert_eq!(consumed, original.len());
+        let records = module.output_records(h).unwrap();
+        module.confirm(h).unwrap();
+        let mut want = original.clone();
+        let out = twin
+            .rewrite(id, &mut want, 1, RewriteOptions::default())
+            .unwrap();
+        twin.confirm();
+        assert_eq!(module.read(buf.0, buf.1), want, "mapped as {id}");
+        assert_eq!(records.len(), out.records.len(), "records of {id}");
+        want
+    };
+    let ab = step(&mut module, "AB", src, block);
+    let a = step(&mut module, "A", (src.0, 1), block);
+    module.write(src.0, b"CD").unwrap();
+    let cd = step(&mut module, "CD", src, block);
+    assert!(ab != a && a != cd && ab != cd, "each source maps apart");
+    module.write(src.0, b"AB").unwrap();
+    assert_eq!(step(&mut module, "AB", src, block), ab, "bound before");
+
+    // Not UTF-8, after "AB": refused, nothing changed; "AB" again is AB.
+    let before = module.snapshot(h).unwrap();
+    module.write(src.0, &[0xff, 0xfe]).unwrap();
+    module.write(block.0, &original).unwrap();
+    let e = module.rewrite_in_place(h, src, block, 1, 0).unwrap_err();
+    assert_eq!(e.kind(), Some(Code::BadArgument), "{e}");
+    assert!(e.message.contains("not UTF-8"), "{e}");
+    assert_eq!(module.read(block.0, block.1), original);
+    assert_eq!(module.snapshot(h).unwrap(), before);
+    module.write(src.0, b"AB").unwrap();
+    assert_eq!(step(&mut module, "AB", src, block), ab);
+
+    // An empty ID is the core's error; the next call is served.
+    let e = module
+        .rewrite_in_place(h, (src.0, 0), block, 1, 0)
+        .unwrap_err();
+    assert_eq!(e.kind(), Some(Code::InvalidInput), "{e}");
+    assert_eq!(step(&mut module, "AB", src, block), ab);
+
+    // The ID in the same block as the batches, just before them.
+    let shared = module.put(&[b"EF".as_slice(), &original].concat()).unwrap();
+    let batches = (shared.0 + 2, original.len() as i32);
+    let ef = step(&mut module, "EF", (shared.0, 2), batches);
+    assert!(ef != ab && ef != cd);
+    assert_eq!(module.read(shared.0, 2), b"EF");
+}
+
 #[test]
 fn module_is_small_and_imports_nothing() {
     let path = default_module_path();
