@@ -42,15 +42,21 @@ fn diamonds(k: usize) -> serde_json::Value {
     })
 }
 
-/// Runs a scenario, expecting an error that mentions `needle`, in well
-/// under a second.
+/// How long a refusal may take. Not a speed claim: a limit that failed to
+/// stop the work would run for hours (2^40 paths, 100k clusters), so a
+/// generous bound catches it without failing on a loaded machine (one
+/// second was tight there).
+const REFUSED_WITHIN: Duration = Duration::from_secs(10);
+
+/// Runs a scenario, expecting an error that mentions `needle`, within
+/// [`REFUSED_WITHIN`].
 fn rejected(scenario: serde_json::Value, needle: &str) {
     let text = scenario.to_string();
     let start = Instant::now();
     let err = simulate_json(&text).expect_err("expected an error");
     let took = start.elapsed();
     assert!(err.to_string().contains(needle), "{err}");
-    assert!(took < Duration::from_secs(1), "{needle}: took {took:?}");
+    assert!(took < REFUSED_WITHIN, "{needle}: took {took:?}");
 }
 
 #[test]
@@ -87,7 +93,7 @@ fn huge_counts_are_refused() {
         let text = s.to_string();
         let start = Instant::now();
         let err = simulate_json(&text).expect_err("expected an error");
-        assert!(start.elapsed() < Duration::from_secs(1));
+        assert!(start.elapsed() < REFUSED_WITHIN);
         assert!(err.to_string().contains("count"), "{count}: {err}");
     }
 }

@@ -50,12 +50,6 @@ function step(k) {
   renderView();
 }
 
-/** Whether link `l` mirrors at the chosen time. */
-function active(l) {
-  const now = report?.links.find((x) => x.from === l.from && x.to === l.to);
-  return report ? !!now?.active : true;
-}
-
 /** The drawing, the counts, the timeline, the selection and the tables: the state at `at`. */
 function renderView() {
   if (drawable()) {
@@ -63,6 +57,8 @@ function renderView() {
     const links = (full?.links ?? scenario.links ?? []).map(
       (l) => byKey.get(`${l.from}->${l.to}`) ?? { ...l, crossings: [] },
     );
+    // Whether link `l` mirrors at the chosen time (every link, with no run yet).
+    const active = (l) => !report || !!byKey.get(`${l.from}->${l.to}`)?.active;
     const drawn = drawTopology($("#topology"), {
       scenario,
       links,

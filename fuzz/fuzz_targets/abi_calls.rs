@@ -8,10 +8,12 @@ use std::sync::OnceLock;
 
 use arbitrary::Arbitrary;
 use libfuzzer_sys::fuzz_target;
-use mirrorpid::batch::BatchBuilder;
 use mirrorpid_host::{default_module_path, BrokerModule};
 use wasmtime::Val::{self, I32, I64};
 use wasmtime::{Config, Engine, InstanceAllocationStrategy, Module, PoolingAllocationConfig};
+
+#[path = "../../tests/common/batches.rs"]
+mod batches;
 
 #[derive(Arbitrary, Debug)]
 enum Call {
@@ -254,19 +256,7 @@ fuzz_target!(|calls: Vec<Call>| {
                 }
             }
             Call::Batches(pids) => {
-                let bytes: Vec<u8> = pids
-                    .iter()
-                    .take(16)
-                    .flat_map(|&pid| {
-                        BatchBuilder {
-                            producer_id: pid,
-                            producer_epoch: 0,
-                            base_sequence: 0,
-                            ..BatchBuilder::default()
-                        }
-                        .encode()
-                    })
-                    .collect();
+                let bytes = batches::fetch(pids.iter().take(16).copied());
                 run.put(&bytes);
             }
             Call::MapperNew { config } => {

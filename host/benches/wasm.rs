@@ -141,6 +141,15 @@ fn bench_peer(c: &mut Criterion) {
         .collect();
     for group in ["single batch", "fetch"] {
         let mut g = c.benchmark_group(format!("{group} (wasmtime)"));
+        if group == "fetch" {
+            // The floor under every call: wasmtime entering the module and
+            // returning, for an export that does nothing.
+            type Nothing = wasmtime::TypedFunc<(), i32>;
+            let nothing: Nothing = module.typed_func("mp_abi_version").unwrap();
+            g.bench_function("a call doing nothing (mp_abi_version)", |b| {
+                b.iter(|| black_box(module.call_typed(&nothing, ()).unwrap()))
+            });
+        }
         for (_, name, original, n) in cases.iter().filter(|c| c.0 == group) {
             g.throughput(Throughput::Elements(*n));
             let at = batches::offsets(original);

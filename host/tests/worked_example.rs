@@ -2,10 +2,12 @@
 //! markers below is the doc's code block, byte for byte (the first test
 //! checks that), and the second test runs it against the module.
 
-use mirrorpid::batch::BatchBuilder;
 use mirrorpid::{map_pid, StateRecord};
 use mirrorpid_host::{default_module_path, BrokerModule};
 use wasmtime::Val::{I32, I64};
+
+#[path = "../../tests/common/batches.rs"]
+mod batches;
 
 /// Calls an export; a trap fails the test.
 fn call(m: &mut BrokerModule, name: &str, args: &[wasmtime::Val]) -> i32 {
@@ -140,15 +142,7 @@ fn the_doc_shows_this_example_verbatim() {
 fn the_worked_example_runs() {
     let mut m = BrokerModule::load(&default_module_path()).unwrap();
     // A fetch of producer 5's batch, then a truncated batch.
-    let batch = |pid| {
-        BatchBuilder {
-            producer_id: pid,
-            producer_epoch: 0,
-            base_sequence: 0,
-            ..BatchBuilder::default()
-        }
-        .encode()
-    };
+    let batch = |pid| batches::fetch([pid]);
     let whole = batch(5);
     let fetch = [whole.clone(), batch(6)[..30].to_vec()].concat();
     let mut state_topic = Vec::new();
