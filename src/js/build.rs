@@ -50,7 +50,7 @@ function outcomes(all, n) {
 function result(bytes, consumed, records, snapshotRequired, columns, n) {
   // The batch outcomes are built when first read: a caller that only
   // forwards the bytes and records pays for the copies, not 1000 objects.
-  const all = columns.slice();
+  const all = new BigInt64Array(columns); // a copy: a constructor copies faster than slice()
   const settle = (result, batches) => {
     Object.defineProperty(result, "batches", { value: batches, writable: true, enumerable: true, configurable: true });
     return batches;
@@ -74,7 +74,7 @@ return {
     return { mapped, salt: salt < 0 ? null : salt, collision, record, snapshotRequired };
   },
   rewriteResult(bytes, consumed, records, snapshotRequired, columns, n) {
-    return result(bytes.slice(), consumed, records, snapshotRequired, columns, n);
+    return result(new Uint8Array(bytes), consumed, records, snapshotRequired, columns, n);
   },
   rewriteResultInPlace(bytes, consumed, records, snapshotRequired, columns, n) {
     return result(bytes, consumed, records, snapshotRequired, columns, n);
