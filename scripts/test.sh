@@ -19,6 +19,9 @@ cargo clippy --workspace --all-targets --features js,peer -- -D warnings
 # The broker module as it is built (wasm32, its allocator and the peer variant).
 cargo clippy -p mirrorpid-broker --target wasm32-unknown-unknown --features peer -- -D warnings
 
+log "cargo doc (the public API's docs link where they say; -D warnings)"
+RUSTDOCFLAGS="-D warnings" cargo doc --no-deps -p mirrorpid -p mirrorpid-host
+
 log "the broker module builds from the mapping core alone (no simulator, no wasm-bindgen)"
 if cargo tree -p mirrorpid-broker -e normal,features --target wasm32-unknown-unknown |
   grep -E 'wasm-bindgen|mirrorpid feature "(sim|js)"'; then

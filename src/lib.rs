@@ -64,7 +64,7 @@ pub mod js;
 pub use error::{Code, Error, Result};
 pub use mapper::{
     seed_hashing, BindingView, Collision, Durability, LoadOutcome, MapOutcome, Mapper,
-    MapperConfig, SourceCluster,
+    MapperConfig, Origins, SourceCluster,
 };
 pub use pid::{decode_pid, map_pid, PidInfo, PidSpace};
 pub use record::{StateKey, StateRecord, StateValue};

@@ -76,7 +76,7 @@ impl Mapper {
             .config
             .origins
             .iter()
-            .flatten()
+            .flat_map(|o| o.iter())
             .map(|(s, o)| 6 + s.len() + o.iter().map(|o| 2 + o.len()).sum::<usize>())
             .sum();
         let size = 64 + 24 + origins_bytes + names_bytes + bindings.len() * BINDING_BYTES;
@@ -101,7 +101,7 @@ impl Mapper {
             Some(map) => {
                 out.push(1);
                 wire::put_u32(&mut out, map.len() as u32);
-                for (source, origins) in map {
+                for (source, origins) in map.iter() {
                     put_name(&mut out, source);
                     wire::put_u32(&mut out, origins.len() as u32);
                     for o in origins {
@@ -199,7 +199,7 @@ fn decode_body(body: &[u8], format: u16) -> Result<Mapper> {
     ) {
         (1, _) | (_, 0) => None,
         (_, 1) => {
-            let mut map = std::collections::BTreeMap::new();
+            let mut map = crate::mapper::Origins::default();
             for _ in 0..r.u32("origins count")? {
                 let source = r.string("origins source")?;
                 let n = r.u32("origins list length")?;

@@ -7,11 +7,9 @@
 
 mod common;
 
-use std::collections::BTreeMap;
-
 use mirrorpid::batch::{BatchBuilder, ControlType};
 use mirrorpid::pid::MAX_PROBES;
-use mirrorpid::{map_pid, Error, Mapper, MapperConfig, RewriteOptions};
+use mirrorpid::{map_pid, Error, Mapper, MapperConfig, Origins, RewriteOptions};
 
 const VICTIM: &str = "victim";
 const ATTACKER: &str = "attacker";
@@ -21,7 +19,7 @@ fn mapper(declared: bool) -> Mapper {
     if declared {
         // The attacker's link legitimately carries cluster "upstream"'s
         // producers; the victim carries only its own.
-        let mut origins = BTreeMap::new();
+        let mut origins = Origins::default();
         origins.insert(ATTACKER.to_owned(), vec!["upstream".to_owned()]);
         origins.insert(VICTIM.to_owned(), vec![]);
         config.origins = Some(origins);
@@ -153,7 +151,7 @@ fn block_with_declaration_is_refused_and_the_victim_maps_at_salt_0() {
 #[test]
 fn declared_chains_and_diamonds_still_share_by_the_two_paths_rule() {
     // A -> B -> D and A -> C -> D, declared: A's producer keeps one PID at D.
-    let mut origins = BTreeMap::new();
+    let mut origins = Origins::default();
     origins.insert("B".to_owned(), vec!["A".to_owned()]);
     origins.insert("C".to_owned(), vec!["A".to_owned()]);
     let config = MapperConfig {

@@ -15,7 +15,7 @@ pub struct RecordSpec {
 }
 
 /// Builds uncompressed magic-v2 batches, byte for byte as Kafka writes them:
-/// the encoding side of [`Batch`]. Used by the simulator and by tests.
+/// the encoding side of [`Batch`](super::Batch). Used by the simulator and by tests.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct BatchBuilder {
     /// baseOffset.

@@ -437,7 +437,7 @@ impl MapperOptions {
         if let Some(d) = self.durability {
             config.durability = d;
         }
-        config.origins = self.origins;
+        config.origins = self.origins.map(Into::into);
         let given = |v: &JsValue| !v.is_undefined() && !v.is_null();
         if given(&self.producer_expiration_ms) {
             config.producer_expiration_ms =

@@ -44,7 +44,7 @@ pub struct MapperConfig {
     /// Which bindings yield records.
     #[serde(default)]
     pub durability: Durability,
-    /// Idle time after which [`Mapper::expire`] drops a binding.
+    /// Idle time after which [`Mapper::expire`](crate::Mapper::expire) drops a binding.
     #[serde(default = "default_expiration", with = "crate::json::i64_str")]
     pub producer_expiration_ms: i64,
     /// The trust declaration: for each direct source cluster, the origin
@@ -55,7 +55,7 @@ pub struct MapperConfig {
     /// share a slot under the two-paths rule. `None`: every claim is
     /// believed (`docs/DESIGN.md`, "Sources you do not control").
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub origins: Option<BTreeMap<String, Vec<String>>>,
+    pub origins: Option<Origins>,
     /// The most bindings the mapper holds (pending ones included): a new
     /// identity beyond it is refused with [`Error::CapacityExceeded`]
     /// until expiry frees room. Every source shares it, so size it for the
@@ -188,8 +188,8 @@ impl MapperConfig {
                 self.partition
             )));
         }
-        for (source, origins) in self.origins.iter().flatten() {
-            for id in std::iter::once(source).chain(origins) {
+        for (source, origins) in self.origins.iter().flat_map(Origins::iter) {
+            for id in std::iter::once(source).chain(origins.iter().map(String::as_str)) {
                 super::SourceCluster::new(id).map_err(|_| {
                     let id = crate::error::Quoted(id);
                     Error::invalid(format!(
@@ -219,15 +219,88 @@ impl MapperConfig {
     }
 }
 
+/// The trust declaration: each direct source cluster's declared origin
+/// clusters, one entry per source, in the order of the sources' IDs (the
+/// order snapshots write them in). A sorted vector rather than a
+/// `BTreeMap`: the B-tree's code was 3.5 KB of the broker module for a map
+/// that is built once and searched through the mapper's own copy. In
+/// JSON it is an object of source IDs to arrays of origin IDs.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(
+    from = "BTreeMap<String, Vec<String>>",
+    into = "BTreeMap<String, Vec<String>>"
+)]
+pub struct Origins(Vec<(String, Vec<String>)>);
+
+impl Origins {
+    /// Declares `source`'s origins, returning an earlier declaration of the
+    /// same source, which this one replaces.
+    pub fn insert(&mut self, source: String, origins: Vec<String>) -> Option<Vec<String>> {
+        match self.0.binary_search_by(|(s, _)| s.cmp(&source)) {
+            Ok(i) => Some(std::mem::replace(&mut self.0[i].1, origins)),
+            Err(i) => {
+                self.0.insert(i, (source, origins));
+                None
+            }
+        }
+    }
+
+    /// The origins declared for `source`.
+    pub fn get(&self, source: &str) -> Option<&[String]> {
+        let i = self
+            .0
+            .binary_search_by(|(s, _)| s.as_str().cmp(source))
+            .ok()?;
+        Some(&self.0[i].1)
+    }
+
+    /// Each source and its origins, in the order of the sources' IDs.
+    pub fn iter(&self) -> impl ExactSizeIterator<Item = (&str, &[String])> {
+        self.0.iter().map(|(s, o)| (s.as_str(), o.as_slice()))
+    }
+
+    /// How many sources are declared.
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    /// Whether no source is declared.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+}
+
+impl FromIterator<(String, Vec<String>)> for Origins {
+    /// Inserts each pair in turn: a later declaration of a source wins.
+    fn from_iter<I: IntoIterator<Item = (String, Vec<String>)>>(pairs: I) -> Origins {
+        let mut origins = Origins::default();
+        for (source, list) in pairs {
+            origins.insert(source, list);
+        }
+        origins
+    }
+}
+
+impl From<BTreeMap<String, Vec<String>>> for Origins {
+    fn from(map: BTreeMap<String, Vec<String>>) -> Origins {
+        // Already sorted and unique.
+        Origins(map.into_iter().collect())
+    }
+}
+
+impl From<Origins> for BTreeMap<String, Vec<String>> {
+    fn from(origins: Origins) -> BTreeMap<String, Vec<String>> {
+        origins.0.into_iter().collect()
+    }
+}
+
 /// The trust declaration's JSON form: `{"source": ["origin", …], …}`.
-fn origins(v: &crate::json::Value) -> Option<BTreeMap<String, Vec<String>>> {
+fn origins(v: &crate::json::Value) -> Option<Origins> {
     use crate::json::Value;
     let Value::Object(members) = v else {
         return None;
     };
-    // Inserted one by one: `collect` into a map would sort, and bring a
-    // sort's code into the broker module for this one use.
-    let mut map = BTreeMap::new();
+    let mut map = Origins::default();
     for (source, list) in members {
         let Value::Array(items) = list else {
             return None;
@@ -242,4 +315,69 @@ fn origins(v: &crate::json::Value) -> Option<BTreeMap<String, Vec<String>>> {
         map.insert(source.clone(), names);
     }
     Some(map)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn names(v: &[&str]) -> Vec<String> {
+        v.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn origins_keep_one_entry_per_source_in_id_order() {
+        let mut o = Origins::default();
+        assert!(o.is_empty());
+        assert_eq!(o.insert("c".into(), names(&["x"])), None);
+        assert_eq!(o.insert("a".into(), names(&[])), None);
+        assert_eq!(o.insert("b".into(), names(&["y", "z"])), None);
+        // A later declaration of a source replaces the earlier one.
+        assert_eq!(o.insert("c".into(), names(&["w"])), Some(names(&["x"])));
+        assert_eq!(o.len(), 3);
+        let order: Vec<&str> = o.iter().map(|(s, _)| s).collect();
+        assert_eq!(order, ["a", "b", "c"]);
+        assert_eq!(o.get("c"), Some(&names(&["w"])[..]));
+        assert_eq!(o.get("a"), Some(&[][..]));
+        assert_eq!(o.get("d"), None);
+        // The same as a BTreeMap built from the same pairs, either way.
+        let pairs = [
+            ("c", &["x"][..]),
+            ("a", &[]),
+            ("b", &["y", "z"]),
+            ("c", &["w"]),
+        ];
+        let map: BTreeMap<String, Vec<String>> = pairs
+            .iter()
+            .map(|(s, o)| (s.to_string(), names(o)))
+            .collect();
+        let collected: Origins = pairs
+            .iter()
+            .map(|(s, o)| (s.to_string(), names(o)))
+            .collect();
+        assert_eq!(collected, o);
+        assert_eq!(Origins::from(map.clone()), o);
+        assert_eq!(BTreeMap::from(o), map);
+    }
+
+    #[test]
+    fn origins_read_from_config_json_as_serde_writes_them() {
+        let text = r#"{"topicId":"bxw7Kp1OS3-KHC0-T1prfA","partition":0,
+            "origins":{"east":["dc3"],"central":[]}}"#;
+        let config = MapperConfig::from_json(text).unwrap();
+        let origins = config.origins.clone().unwrap();
+        assert_eq!(origins.get("east"), Some(&names(&["dc3"])[..]));
+        assert_eq!(origins.len(), 2);
+        // A source named twice is refused, not silently replaced.
+        let twice = text.replace(r#""central":[]"#, r#""east":["dc1"]"#);
+        let e = MapperConfig::from_json(&twice).unwrap_err();
+        assert!(e.to_string().contains("repeated"), "{e}");
+        let json = serde_json::to_value(&config).unwrap();
+        assert_eq!(
+            json["origins"],
+            serde_json::json!({"central": [], "east": ["dc3"]})
+        );
+        let back: MapperConfig = serde_json::from_value(json).unwrap();
+        assert_eq!(back, config);
+    }
 }

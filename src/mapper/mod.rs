@@ -29,7 +29,7 @@ pub(crate) mod table;
 mod trust;
 
 pub use config::{
-    Durability, MapperConfig, DEFAULT_MAX_BINDINGS, DEFAULT_MAX_CLUSTERS,
+    Durability, MapperConfig, Origins, DEFAULT_MAX_BINDINGS, DEFAULT_MAX_CLUSTERS,
     DEFAULT_MAX_CLUSTER_ID_BYTES, DEFAULT_PRODUCER_EXPIRATION_MS, MAX_MAX_BINDINGS,
 };
 pub use outcome::{BindingView, Collision, LoadOutcome, MapOutcome};

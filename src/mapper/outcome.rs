@@ -24,7 +24,7 @@ pub struct MapOutcome {
     /// Set when the binding is salted and pending (made by this call, or by
     /// an earlier call not yet confirmed).
     pub collision: Option<Collision>,
-    /// The `__mirror_state` record to make durable before [`Mapper::confirm`]:
+    /// The `__mirror_state` record to make durable before [`Mapper::confirm`](crate::Mapper::confirm):
     /// set while the binding is pending, so a retry gets it again (boxed:
     /// most calls hit a confirmed identity and produce none).
     pub record: Option<Box<StateRecord>>,
@@ -45,7 +45,7 @@ impl MapOutcome {
     }
 }
 
-/// What [`Mapper::load_record`] did with a record.
+/// What [`Mapper::load_record`](crate::Mapper::load_record) did with a record.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum LoadOutcome {
     /// The record is for another partition or topic; nothing changed.
@@ -87,6 +87,6 @@ pub struct BindingView<'a> {
     pub transaction_open: bool,
     /// Whether a `__mirror_state` record exists for it.
     pub recorded: bool,
-    /// Whether it awaits [`Mapper::confirm`].
+    /// Whether it awaits [`Mapper::confirm`](crate::Mapper::confirm).
     pub pending: bool,
 }

@@ -5,8 +5,6 @@
 //! first mirror hop salts on a collision), and each of those re-salted once
 //! more (a second hop's collision).
 
-use std::collections::BTreeMap;
-
 use crate::pid::{region, Origin, MAX_PROBES};
 
 /// Per direct source, the sorted regions it may carry.
@@ -18,14 +16,14 @@ pub(crate) struct Trust {
 }
 
 impl Trust {
-    pub(crate) fn new(origins: &BTreeMap<String, Vec<String>>) -> Trust {
+    pub(crate) fn new(origins: &super::Origins) -> Trust {
         let allowed = origins
             .iter()
             .map(|(source, origins)| {
                 let mut regions: Vec<u32> = origins.iter().flat_map(|o| regions_of(o)).collect();
                 super::heapsort(&mut regions);
                 regions.dedup();
-                (source.clone(), regions)
+                (source.to_owned(), regions)
             })
             .collect();
         Trust { allowed }
