@@ -47,6 +47,9 @@ struct Slot {
 
 /// A map kept as a vector sorted by key, searched by bisection: the module
 /// holds a few blocks and mappers, and two B-tree maps were 8 KiB of it.
+/// Entries are reached through `as_slice()[i]`, not `self.0[i]`: at
+/// `opt-level = "z"` indexing a `Vec` is a call to its `Index` impl, while
+/// indexing a slice is inlined (docs/PERFORMANCE.md).
 struct Sorted<K, V>(Vec<(K, V)>);
 
 impl<K, V> Default for Sorted<K, V> {
