@@ -28,6 +28,14 @@ cargo build -p "$pkg" --target wasm32-unknown-unknown --profile "$profile" >&2
 mkdir -p "$(dirname "$out")"
 log "wasm-opt -Oz: $out"
 wasm_opt "target/wasm32-unknown-unknown/$profile/${pkg//-/_}.wasm" "$out"
+# The same build keeping its function names (not shipped), for
+# host/tests/module_structure.rs to read the module's call graph.
+named="$(dirname "$out")/named/$(basename "$out")"
+log "cargo build: the same module with its names ($named)"
+CARGO_PROFILE_WASM_STRIP=false cargo build -p "$pkg" --target wasm32-unknown-unknown \
+  --profile "$profile" --target-dir target/named >&2
+mkdir -p "$(dirname "$named")"
+cp "target/named/wasm32-unknown-unknown/$profile/${pkg//-/_}.wasm" "$named"
 size=$(stat -c %s "$out")
 log "broker module: $out is $size bytes ($((size / 1024)) KiB; budget $((max / 1024)) KiB)"
 if [ "$size" -gt "$max" ]; then

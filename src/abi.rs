@@ -5,8 +5,10 @@
 //! [`crate::Code`]. `docs/ABI.md` documents each.
 
 /// What `mp_abi_version` returns. Version 2 added `mp_confirm`,
-/// `mp_abort` and `mp_pending` (bindings are pending until confirmed).
-pub const ABI_VERSION: i32 = 2;
+/// `mp_abort` and `mp_pending` (bindings are pending until confirmed);
+/// version 3 added `mp_rewrite_headers` (a fetch seen through its batch
+/// headers, [`crate::batch::HeaderView`]).
+pub const ABI_VERSION: i32 = 3;
 
 /// `mp_rewrite` flag: verify each batch's CRC first.
 pub const FLAG_STRICT_CRC: i32 = 1;

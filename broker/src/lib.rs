@@ -33,6 +33,8 @@ mod reserve;
 static ALLOCATOR: reserve::WithReserve = reserve::WithReserve;
 
 use mirrorpid::abi::{self, ABI_VERSION, FLAG_COMPLETE, FLAG_STRICT_CRC};
+use mirrorpid::batch::{HeaderView, SLOT_BYTES};
+use mirrorpid::rewrite::Fetch;
 use mirrorpid::{Code, Error, Mapper, MapperConfig, RewriteOptions, RewriteResult, StateRecord};
 use std::cell::RefCell;
 
@@ -486,6 +488,61 @@ pub extern "C" fn mp_rewrite(
     now_ms: i64,
     flags: i32,
 ) -> i32 {
+    rewrite(
+        handle,
+        (src_ptr, src_len),
+        (buf_ptr, buf_len),
+        None,
+        now_ms,
+        flags,
+    )
+}
+
+/// [`mp_rewrite`] on a fetch of `fetch_len` bytes that stays in the host's
+/// memory, seen through `slot_count` header slots at `slots_ptr`
+/// (`mirrorpid::batch::HeaderView`; `docs/ABI.md` has the layout and the
+/// gathering loop): the same checks, results, records and consumed count,
+/// with each changed batch's PID and CRC written into its slot. `flags`
+/// as for `mp_rewrite`, but strict CRC is refused (the records are not
+/// here). On error nothing changed, the slots included.
+#[no_mangle]
+#[allow(clippy::too_many_arguments)]
+pub extern "C" fn mp_rewrite_headers(
+    handle: i32,
+    src_ptr: i32,
+    src_len: i32,
+    slots_ptr: i32,
+    slot_count: i32,
+    fetch_len: i32,
+    now_ms: i64,
+    flags: i32,
+) -> i32 {
+    let slots_len = match slot_count.checked_mul(SLOT_BYTES as i32) {
+        Some(n) => n,
+        // Negative or too many: `size` reports a negative length.
+        None => -1,
+    };
+    let fetch = (slots_ptr, slots_len);
+    rewrite(
+        handle,
+        (src_ptr, src_len),
+        fetch,
+        Some(fetch_len),
+        now_ms,
+        flags,
+    )
+}
+
+/// Both rewrites: `block` is the fetch's bytes, or (with `fetch_len`) its
+/// header slots.
+fn rewrite(
+    handle: i32,
+    src: (i32, i32),
+    block: (i32, i32),
+    fetch_len: Option<i32>,
+    now_ms: i64,
+    flags: i32,
+) -> i32 {
     call_allocating(|s| {
         if flags & !(FLAG_STRICT_CRC | FLAG_COMPLETE) != 0 {
             return Err(fail(Code::BadArgument, format!("flags {flags:#x}")));
@@ -494,25 +551,33 @@ pub extern "C" fn mp_rewrite(
             strict_crc: flags & FLAG_STRICT_CRC != 0,
             complete: flags & FLAG_COMPLETE != 0,
         };
-        s.with_fetch(
-            handle,
-            (src_ptr, src_len),
-            (buf_ptr, buf_len),
-            |source, slot, buf| {
-                // Each batch can make a binding and a record (about 300 bytes
-                // and three copies of the source's ID); a batch takes 61 bytes
-                // or more.
-                headroom((buf.len() / 61 + 1).saturating_mul(320 + 3 * source.len()))?;
-                let output = &mut slot.output;
-                let result = &mut slot.result;
-                slot.mapper
-                    .rewrite_into(source, buf, now_ms, options, result, |r| {
-                        encode_records(&r.records, output)
-                    })?;
-                slot.snapshot_required = result.snapshot_required;
-                count(result.consumed)
-            },
-        )
+        let fetch_len = match fetch_len {
+            Some(n) => Some(size(n, "fetch length")?),
+            None => None,
+        };
+        s.with_fetch(handle, src, block, |source, slot, buf| {
+            // Each batch (header slot) can make a binding and a record
+            // (about 300 bytes and three copies of the source's ID); a
+            // batch takes 61 bytes or more, a slot SLOT_BYTES.
+            let per = if fetch_len.is_some() { SLOT_BYTES } else { 61 };
+            headroom((buf.len() / per + 1).saturating_mul(320 + 3 * source.len()))?;
+            let mut view;
+            let fetch = match fetch_len {
+                Some(n) => {
+                    view = HeaderView::new(buf, n)?;
+                    Fetch::Headers(&mut view)
+                }
+                None => Fetch::Bytes(buf),
+            };
+            let output = &mut slot.output;
+            let result = &mut slot.result;
+            slot.mapper
+                .rewrite_fetch_into(source, fetch, now_ms, options, result, |r| {
+                    encode_records(&r.records, output)
+                })?;
+            slot.snapshot_required = result.snapshot_required;
+            count(result.consumed)
+        })
     })
 }
 

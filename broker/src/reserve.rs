@@ -62,6 +62,7 @@ pub struct WithReserve;
 // SAFETY: every method forwards to `System` with the same arguments; the
 // reserve is an ordinary `System` allocation.
 unsafe impl GlobalAlloc for WithReserve {
+    #[inline(never)]
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
         let p = System.alloc(layout);
         if p.is_null() && layout.size() <= SMALL && release() {
@@ -70,6 +71,7 @@ unsafe impl GlobalAlloc for WithReserve {
         p
     }
 
+    #[inline(never)]
     unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
         let p = System.alloc_zeroed(layout);
         if p.is_null() && layout.size() <= SMALL && release() {
@@ -78,10 +80,12 @@ unsafe impl GlobalAlloc for WithReserve {
         p
     }
 
+    #[inline(never)]
     unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
         System.dealloc(ptr, layout)
     }
 
+    #[inline(never)]
     unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
         let p = System.realloc(ptr, layout, new_size);
         if p.is_null() && new_size <= SMALL && release() {

@@ -76,6 +76,9 @@ type F1 = TypedFunc<i32, i32>;
 type F2 = TypedFunc<(i32, i32), i32>;
 /// `mp_rewrite(handle, src_ptr, src_len, buf_ptr, buf_len, now_ms, flags)`.
 type RewriteFn = TypedFunc<(i32, i32, i32, i32, i32, i64, i32), i32>;
+/// `mp_rewrite_headers(handle, src_ptr, src_len, slots_ptr, slot_count,
+/// fetch_len, now_ms, flags)`.
+type RewriteHeadersFn = TypedFunc<(i32, i32, i32, i32, i32, i32, i64, i32), i32>;
 /// `mp_load_record(handle, key_ptr, key_len, value_ptr, value_len)`.
 type LoadFn = TypedFunc<(i32, i32, i32, i32, i32), i32>;
 
@@ -90,6 +93,7 @@ pub struct BrokerModule {
     mapper_new: F2,
     mapper_free: F1,
     rewrite: RewriteFn,
+    rewrite_headers: RewriteHeadersFn,
     snapshot_required: F1,
     output_ptr: F1,
     output_len: F1,
@@ -164,6 +168,7 @@ impl BrokerModule {
             mapper_new: f!("mp_mapper_new"),
             mapper_free: f!("mp_mapper_free"),
             rewrite: f!("mp_rewrite"),
+            rewrite_headers: f!("mp_rewrite_headers"),
             snapshot_required: f!("mp_snapshot_required"),
             output_ptr: f!("mp_output_ptr"),
             output_len: f!("mp_output_len"),
@@ -345,6 +350,55 @@ impl BrokerModule {
             .map_err(trap);
         let result = status.and_then(|s| self.check(s)).and_then(|consumed| {
             buf.copy_from_slice(&self.read(bp, bl));
+            let records = self.output_records(handle)?;
+            let flag = self
+                .snapshot_required
+                .call(&mut self.store, handle)
+                .map_err(trap)?;
+            Ok(Rewritten {
+                consumed: consumed as usize,
+                records,
+                snapshot_required: flag == 1,
+            })
+        });
+        self.release(sp);
+        self.release(bp);
+        result
+    }
+
+    /// `mp_rewrite_headers` on `fetch`, which stays here: its headers are
+    /// gathered into guest slots (`mirrorpid::batch::gather`, at most
+    /// `max_slots`), rewritten there, and each changed slot's CRC and PID
+    /// written back into `fetch` (`write_back`). The same result as
+    /// [`BrokerModule::rewrite`] on the gathered entries.
+    pub fn rewrite_headers(
+        &mut self,
+        handle: i32,
+        source: &str,
+        fetch: &mut [u8],
+        max_slots: usize,
+        now_ms: i64,
+        flags: i32,
+    ) -> Result<Rewritten, AbiError> {
+        let mut slots = Vec::new();
+        let offsets = mirrorpid::batch::gather(fetch, max_slots, &mut slots);
+        let (sp, sl) = self.put(source.as_bytes())?;
+        let (bp, bl) = match self.put(&slots) {
+            Ok(v) => v,
+            Err(e) => {
+                self.release(sp);
+                return Err(e);
+            }
+        };
+        let count = offsets.len() as i32;
+        let args = (handle, sp, sl, bp, count, fetch.len() as i32, now_ms, flags);
+        let status = self
+            .rewrite_headers
+            .call(&mut self.store, args)
+            .map_err(trap);
+        let result = status.and_then(|s| self.check(s)).and_then(|consumed| {
+            let rewritten = self.read(bp, bl);
+            mirrorpid::batch::write_back(&rewritten, &offsets, fetch);
             let records = self.output_records(handle)?;
             let flag = self
                 .snapshot_required

@@ -268,3 +268,66 @@ fn finding_8_the_contract_is_in_the_repository() {
     assert!(format.contains("the empty string for a salt-0 binding"));
     assert!(doc().contains("`docs/FORMAT.md`"));
 }
+
+/// Issue 22: a value with a one-byte CollidingClusterId of `0xff` trapped
+/// the module (the allocator inlined into `Reader::utf8`; see
+/// `module_structure.rs`). Each string field of a record, and each of its
+/// lengths, bad in every way a byte can make it: the module answers as the
+/// native core does, and keeps serving.
+#[test]
+fn a_poison_record_is_an_error_and_the_module_keeps_serving() {
+    let hex = |s: &str| -> Vec<u8> {
+        (0..s.len())
+            .step_by(2)
+            .map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap())
+            .collect()
+    };
+    let config = r#"{"topicId": "6f1c3b2a-9d4e-4b7f-8a1c-2d3e4f5a6b7c", "partition": 0}"#;
+    let key = hex("00036f1c3b2a9d4e4b7f8a1c2d3e4f5a6b7c000000000001520000000000000005");
+    let value = hex("0000000000000000000202ff0000018bcfe5680000");
+    let mut m = module();
+    let h = m.mapper_new(config).unwrap();
+    let e = m.load_record(h, &key, Some(&value)).unwrap_err();
+    assert_eq!(e.kind(), Some(Code::InvalidUtf8), "{e}");
+    assert!(e.message.starts_with("InvalidUtf8: "), "{e}");
+    // Every byte of both, replaced by each troublesome value.
+    let native = |k: &[u8], v: Option<&[u8]>| {
+        let mut n = mirrorpid::Mapper::new(mirrorpid::MapperConfig::from_json(config).unwrap())
+            .unwrap();
+        StateRecord::decode(k, v)
+            .and_then(|r| n.load_record(&r))
+            .map_err(|e| e.kind().value())
+    };
+    let mut cases = 0;
+    for (which, original) in [(0, &key), (1, &value)] {
+        for at in 0..original.len() {
+            for byte in [0x00, 0x01, 0x7f, 0x80, 0xc0, 0xed, 0xfe, 0xff] {
+                let mut bad = original.clone();
+                bad[at] = byte;
+                let (k, v) = if which == 0 {
+                    (&bad, &value)
+                } else {
+                    (&key, &bad)
+                };
+                let h = m.mapper_new(config).unwrap();
+                let got = m.load_record(h, k, Some(v)).map_err(|e| e.code);
+                let want = native(k, Some(v)).map(|o| match o {
+                    mirrorpid::LoadOutcome::Skipped => abi::LOAD_SKIPPED,
+                    mirrorpid::LoadOutcome::Bound { evicted, .. } if evicted.is_empty() => {
+                        abi::LOAD_BOUND
+                    }
+                    mirrorpid::LoadOutcome::Bound { .. } => abi::LOAD_BOUND_EVICTING,
+                    mirrorpid::LoadOutcome::Deleted { .. } => abi::LOAD_DELETED,
+                });
+                assert_eq!(got, want, "{} byte {at} = {byte:#x}", ["key", "value"][which]);
+                m.mapper_free(h).unwrap();
+                cases += 1;
+            }
+        }
+    }
+    assert_eq!(cases, (key.len() + value.len()) * 8);
+    // The instance is alive: the first mapper still answers, frees work.
+    assert_eq!(m.mapper_len(h).unwrap(), 0);
+    let p = m.alloc(16).unwrap();
+    m.free(p).unwrap();
+}

@@ -1,7 +1,8 @@
 //! The persistence protocol under every fault a host can meet, through the
 //! broker module in wasmtime: the runs of `tests/crash_points.rs`, with
 //! `mp_rewrite`, `mp_confirm`, `mp_abort`, `mp_snapshot`, `mp_restore`,
-//! `mp_load_record` and `mp_expire` as the leader.
+//! `mp_load_record` and `mp_expire` as the leader, rewriting each fetch
+//! whole (`mp_rewrite`) or through its headers (`mp_rewrite_headers`).
 
 #[path = "../../tests/common/crash.rs"]
 mod crash;
@@ -16,14 +17,17 @@ use mirrorpid_host::{default_module_path, BrokerModule, RawRecord};
 struct Module {
     module: Rc<RefCell<BrokerModule>>,
     handle: i32,
+    /// Rewrite through `mp_rewrite_headers`.
+    headers: bool,
 }
 
 impl Module {
-    fn new(module: &Rc<RefCell<BrokerModule>>) -> Module {
+    fn new(module: &Rc<RefCell<BrokerModule>>, headers: bool) -> Module {
         let handle = module.borrow_mut().mapper_new(crash::CONFIG).unwrap();
         Module {
             module: module.clone(),
             handle,
+            headers,
         }
     }
 }
@@ -40,11 +44,13 @@ fn raw(records: Vec<RawRecord>) -> Vec<Raw> {
 
 impl Leader for Module {
     fn rewrite(&mut self, source: &str, buf: &mut [u8], now: i64) -> Result<Vec<Raw>, String> {
-        let out = self
-            .module
-            .borrow_mut()
-            .rewrite(self.handle, source, buf, now, 0)
-            .map_err(|e| e.to_string())?;
+        let mut m = self.module.borrow_mut();
+        let out = if self.headers {
+            m.rewrite_headers(self.handle, source, buf, usize::MAX, now, 0)
+        } else {
+            m.rewrite(self.handle, source, buf, now, 0)
+        };
+        let out = out.map_err(|e| e.to_string())?;
         Ok(raw(out.records))
     }
     fn confirm(&mut self) -> usize {
@@ -82,13 +88,23 @@ fn module() -> Rc<RefCell<BrokerModule>> {
 #[test]
 fn lost_records_then_retry_then_failover_in_the_other_order() {
     let module = module();
-    crash::lost_records_retry_failover(Module::new(&module));
+    crash::lost_records_retry_failover(Module::new(&module, false));
+    crash::lost_records_retry_failover(Module::new(&module, true));
 }
 
 #[test]
 fn no_fault_at_any_step_changes_a_mapping() {
+    no_fault_changes_a_mapping(false);
+}
+
+#[test]
+fn no_fault_at_any_step_changes_a_mapping_through_headers() {
+    no_fault_changes_a_mapping(true);
+}
+
+fn no_fault_changes_a_mapping(headers: bool) {
     let module = module();
-    let runs = crash::run_all(24, 28, || Module::new(&module));
+    let runs = crash::run_all(24, 28, || Module::new(&module, headers));
     assert!(runs > 24 * 28, "faults were injected ({runs} runs)");
     // Every mapper was freed: the instance holds none.
     assert_eq!(

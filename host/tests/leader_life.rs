@@ -102,6 +102,9 @@ fn raw(records: &[StateRecord]) -> Vec<RawRecord> {
 struct Leader<'m> {
     module: &'m mut BrokerModule,
     handle: i32,
+    /// A second mapper of the module, served every fetch through its
+    /// headers (`mp_rewrite_headers`); it must agree with the first.
+    headers: i32,
     native: Mapper,
     topic: CompactedTopic,
     known: HashMap<(String, i64), i64>,
@@ -111,9 +114,11 @@ struct Leader<'m> {
 impl<'m> Leader<'m> {
     fn new(module: &'m mut BrokerModule, partition: i32) -> Leader<'m> {
         let handle = module.mapper_new(&config(partition)).unwrap();
+        let headers = module.mapper_new(&config(partition)).unwrap();
         Leader {
             module,
             handle,
+            headers,
             native: native(partition),
             topic: CompactedTopic::default(),
             known: HashMap::new(),
@@ -129,6 +134,13 @@ impl<'m> Leader<'m> {
             .module
             .rewrite(self.handle, source, &mut via_module, now, 0)
             .unwrap();
+        let mut via_headers = input.to_vec();
+        let by_headers = self
+            .module
+            .rewrite_headers(self.headers, source, &mut via_headers, usize::MAX, now, 0)
+            .unwrap();
+        assert_eq!(via_headers, via_module, "headers rewrite the same bytes");
+        assert_eq!(by_headers, out, "headers give the same result");
         let mut via_native = input.to_vec();
         let expected = self
             .native
@@ -157,6 +169,7 @@ impl<'m> Leader<'m> {
             self.module.confirm(self.handle).unwrap(),
             self.native.confirm()
         );
+        self.module.confirm(self.headers).unwrap();
         via_module
     }
 
@@ -166,15 +179,22 @@ impl<'m> Leader<'m> {
     /// native shadow does the same.
     fn elect(&mut self, with_snapshot: bool) {
         let snapshot = self.module.snapshot(self.handle).unwrap();
+        assert_eq!(self.module.snapshot(self.headers).unwrap(), snapshot);
         self.module.mapper_free(self.handle).unwrap();
+        self.module.mapper_free(self.headers).unwrap();
         if with_snapshot {
+            self.headers = self.module.restore(&snapshot).unwrap();
             self.handle = self.module.restore(&snapshot).unwrap();
             self.native = Mapper::restore(&snapshot).unwrap();
         } else {
+            self.headers = self.module.mapper_new(&config(self.partition)).unwrap();
             self.handle = self.module.mapper_new(&config(self.partition)).unwrap();
             self.native = native(self.partition);
         }
         for r in self.topic.compacted() {
+            self.module
+                .load_record(self.headers, &r.key, r.value.as_deref())
+                .unwrap();
             let got = self
                 .module
                 .load_record(self.handle, &r.key, r.value.as_deref())
@@ -216,7 +236,8 @@ impl<'m> Leader<'m> {
 #[test]
 fn a_partition_leaders_life() {
     let mut module = load();
-    assert_eq!(module.abi_version(), 2);
+    assert_eq!(module.abi_version(), mirrorpid::abi::ABI_VERSION);
+    assert_eq!(module.abi_version(), 3);
     let mut leader = Leader::new(&mut module, 0);
     let sources = ["cluster-2123", "cluster-2336", "A"];
     let mut now = 1_764_403_200_000;
@@ -254,6 +275,7 @@ fn a_partition_leaders_life() {
     now += EXPIRATION_MS;
     leader.serve("A", &fetch(&[0], 300, false), now);
     let tombstones = leader.module.expire(leader.handle, now).unwrap();
+    assert_eq!(leader.module.expire(leader.headers, now).unwrap(), tombstones);
     let native_tombstones = leader.native.expire(now).unwrap();
     assert_eq!(tombstones, raw(&native_tombstones));
     assert!(!tombstones.is_empty());
@@ -270,6 +292,7 @@ fn a_partition_leaders_life() {
     // Explicit expiry of one mapped PID.
     let one = map_pid("A", 7, 0).unwrap();
     let t = leader.module.expire_pid(leader.handle, one).unwrap();
+    assert_eq!(leader.module.expire_pid(leader.headers, one).unwrap(), t);
     assert_eq!(t, raw(&leader.native.expire_pid(one).unwrap()));
     leader.topic.append(&t);
     leader.known.remove(&("A".to_owned(), 7));
@@ -341,14 +364,22 @@ fn garbage_is_answered_with_errors_and_the_module_keeps_serving() {
             junk[16] = 2; // look like a v2 batch to get past the magic check
         }
         let before = junk.clone();
+        let mut through_headers = junk.clone();
+        let by_headers = module.rewrite_headers(h, "A", &mut through_headers, usize::MAX, 2, 2);
         match module.rewrite(h, "A", &mut junk, 2, 2) {
             Err(e) => {
                 assert!(e.kind().is_some(), "no trap: {e}");
                 assert!(!e.message.is_empty());
                 assert_eq!(junk, before);
+                assert_eq!(by_headers, Err(e), "the same error through headers");
+                assert_eq!(through_headers, before);
                 errors += 1;
             }
-            Ok(out) => assert_eq!(out.consumed, junk.len()),
+            Ok(out) => {
+                assert_eq!(out.consumed, junk.len());
+                assert_eq!(by_headers, Ok(out));
+                assert_eq!(through_headers, junk);
+            }
         }
         let key: Vec<u8> = (0..(next() % 40)).map(|_| next() as u8).collect();
         let e = module.load_record(h, &key, Some(&junk)).unwrap_err();

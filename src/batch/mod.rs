@@ -16,9 +16,13 @@
 //! them so that callers pass them through.
 
 mod builder;
+mod headers;
 mod walker;
 
 pub use builder::{BatchBuilder, RecordSpec};
+pub use headers::{
+    gather, write_back, HeaderView, SLOT_BYTES, SLOT_CHANGED_OFFSET, SLOT_LEN_OFFSET, WINDOW,
+};
 pub use walker::{Batches, Entry};
 
 use crate::error::{Error, Result};
@@ -83,10 +87,15 @@ impl serde::Serialize for ControlType {
     }
 }
 
-/// A zero-copy view of one complete magic-v2 batch.
+/// A zero-copy view of one complete magic-v2 batch: all of its bytes when
+/// walked from a buffer, or its first [`WINDOW`] bytes when walked from a
+/// [`HeaderView`] (everything but [`Batch::computed_crc`] reads within
+/// them).
 #[derive(Debug, Clone, Copy)]
 pub struct Batch<'a> {
     bytes: &'a [u8],
+    /// The batch's size (`LOG_OVERHEAD + batchLength`), `>= bytes.len()`.
+    size: usize,
 }
 
 /// `N` bytes at `at`, as an array. Inlined always: at the size-optimised
@@ -111,22 +120,35 @@ fn put<const N: usize>(bytes: &mut [u8], at: usize, value: [u8; N]) {
 }
 
 impl<'a> Batch<'a> {
-    /// Wraps exactly one batch; `bytes` must hold at least the header.
-    pub(crate) fn new(bytes: &'a [u8]) -> Batch<'a> {
-        debug_assert!(bytes.len() >= HEADER_LEN);
-        Batch { bytes }
+    /// Wraps a batch of `size` bytes whose first `bytes.len()` (at least
+    /// the header) are `bytes`.
+    pub(crate) fn new(bytes: &'a [u8], size: usize) -> Batch<'a> {
+        debug_assert!(bytes.len() >= HEADER_LEN && bytes.len() <= size);
+        Batch { bytes, size }
     }
 
     /// Wraps one complete v2 batch this crate built (the simulator's).
     #[cfg(feature = "sim")]
     pub(crate) fn whole(bytes: &'a [u8]) -> Batch<'a> {
         assert!(bytes.len() >= HEADER_LEN, "a whole batch");
-        Batch { bytes }
+        Batch {
+            bytes,
+            size: bytes.len(),
+        }
     }
 
-    /// The whole batch.
+    /// The batch's bytes as walked: all of them from a buffer, its first
+    /// [`WINDOW`] (or fewer, if it is smaller) from a [`HeaderView`].
     pub fn bytes(&self) -> &'a [u8] {
         self.bytes
+    }
+    /// The batch's size in bytes (`12 + batchLength`), whatever was walked.
+    pub fn size(&self) -> usize {
+        self.size
+    }
+    /// Whether all of its bytes are here (walked from a buffer).
+    pub fn is_whole(&self) -> bool {
+        self.bytes.len() == self.size
     }
     /// baseOffset.
     pub fn base_offset(&self) -> i64 {
@@ -192,20 +214,25 @@ impl<'a> Batch<'a> {
     pub fn record_count(&self) -> i32 {
         i32::from_be_bytes(be(self.bytes, 57))
     }
-    /// The records section, as stored (compressed or not).
+    /// The records section, as stored (compressed or not): all of it for a
+    /// whole batch, its start for one walked from a [`HeaderView`].
     pub fn records(&self) -> &'a [u8] {
         &self.bytes[HEADER_LEN..]
     }
-    /// CRC-32C of bytes [21, end): what `crc()` should be.
-    pub fn computed_crc(&self) -> u32 {
-        crate::crc::crc32c(&self.bytes[ATTRIBUTES_OFFSET..])
+    /// CRC-32C of bytes [21, end): what `crc()` should be; `None` unless
+    /// the whole batch is here.
+    pub fn computed_crc(&self) -> Option<u32> {
+        self.is_whole()
+            .then(|| crate::crc::crc32c(&self.bytes[ATTRIBUTES_OFFSET..]))
     }
 
     /// The type of a control batch's record; `None` for a data batch.
     ///
     /// A control record is `length, attributes, timestampDelta, offsetDelta,
-    /// keyLength, key = int16 version + int16 type, …`; only the key is read.
-    /// `offset` is the batch's position, for the error.
+    /// keyLength, key = int16 version + int16 type, …`; only the key is read,
+    /// which lies within the first [`CONTROL_KEY_READ`] bytes of the records
+    /// whatever they hold, so a [`HeaderView`]'s window gives the same answer
+    /// as the whole batch. `offset` is the batch's position, for the error.
     pub fn control_type(&self, offset: usize) -> Result<Option<ControlType>> {
         if !self.is_control() {
             return Ok(None);
@@ -242,22 +269,37 @@ impl<'a> Batch<'a> {
     }
 }
 
+/// The most bytes of a control batch's records that
+/// [`Batch::control_type`] reads before it answers: four varlongs of at
+/// most 10 bytes each (length, timestampDelta, offsetDelta, keyLength),
+/// the attributes byte and the key's two int16s.
+pub const CONTROL_KEY_READ: usize = 4 * 10 + 1 + 2 + 2;
+
 /// The one thing a rewrite changes in a batch: its producer ID, with the
 /// CRC patched to match (bytes 43..51 and 17..21; nothing else is read or
 /// written, the records least of all).
 #[derive(Debug)]
 pub struct BatchMut<'a> {
+    /// The batch's first bytes, the header at least.
     bytes: &'a mut [u8],
+    /// The batch's size, which the CRC patch needs.
+    size: usize,
 }
 
 impl<'a> BatchMut<'a> {
     /// The complete v2 batch at `offset` of `buf`, as a walker yielded it
     /// (its batchLength is known to fit).
     pub(crate) fn at(buf: &'a mut [u8], offset: usize) -> BatchMut<'a> {
-        let len = LOG_OVERHEAD + i32::from_be_bytes(be(buf, offset + 8)) as usize;
+        let size = LOG_OVERHEAD + i32::from_be_bytes(be(buf, offset + 8)) as usize;
         BatchMut {
-            bytes: &mut buf[offset..offset + len],
+            bytes: &mut buf[offset..offset + size],
+            size,
         }
+    }
+
+    /// The header of a batch of `size` bytes, as a [`HeaderView`] holds it.
+    pub(crate) fn header(bytes: &'a mut [u8], size: usize) -> BatchMut<'a> {
+        BatchMut { bytes, size }
     }
 
     /// One complete v2 batch this crate built (the simulator's).
@@ -274,7 +316,7 @@ impl<'a> BatchMut<'a> {
         let old: [u8; 8] = be(self.bytes, at);
         let new = pid.to_be_bytes();
         let crc = u32::from_be_bytes(be(self.bytes, CRC_OFFSET));
-        let after = (self.bytes.len() - at - 8) as u64;
+        let after = (self.size - at - 8) as u64;
         let patched = crate::crc::patch(crc, &old, &new, after);
         put(self.bytes, at, new);
         put(self.bytes, CRC_OFFSET, patched.to_be_bytes());

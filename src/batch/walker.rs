@@ -1,7 +1,10 @@
 //! Walking a buffer of concatenated batches, as a Fetch response returns
 //! them: each complete entry, or where the buffer is truncated or broken.
 
-use super::{be, Batch, LOG_OVERHEAD, MAGIC_OFFSET, MIN_BATCH_LENGTH, MIN_LEGACY_LENGTH};
+use super::headers::Gathered;
+use super::{
+    be, Batch, HeaderView, LOG_OVERHEAD, MAGIC_OFFSET, MIN_BATCH_LENGTH, MIN_LEGACY_LENGTH,
+};
 use crate::error::{Error, Result};
 
 /// One entry of a batch buffer.
@@ -25,28 +28,53 @@ pub enum Entry<'a> {
     },
 }
 
-/// Walks a buffer of concatenated batches, as a Fetch response returns them.
+/// Walks a buffer of concatenated batches, as a Fetch response returns them,
+/// or the same fetch through its gathered headers ([`HeaderView`]): one
+/// walker, so both see the same entries, errors and tail.
 ///
 /// Yields every complete entry; stops at a truncated trailing batch (normal
 /// at the end of a fetch) or, when the input is declared complete, reports
 /// it as [`Error::BatchOverrun`]. [`Batches::consumed`] tells how many bytes
-/// the complete entries cover.
+/// the complete entries cover. Walking headers, it also stops where the
+/// host gathered no more entries.
 #[derive(Debug, Clone)]
 pub struct Batches<'a> {
-    buf: &'a [u8],
+    src: Source<'a>,
     pos: usize,
+    /// How many entries were yielded (a header view's slot index).
+    index: usize,
     complete: bool,
     failed: bool,
+}
+
+/// What a walker reads.
+#[derive(Debug, Clone, Copy)]
+enum Source<'a> {
+    /// The whole fetch.
+    Buffer(&'a [u8]),
+    /// Its gathered headers.
+    Headers(Gathered<'a>),
 }
 
 impl<'a> Batches<'a> {
     /// A walker over a fetch's bytes (a truncated tail is allowed).
     pub fn new(buf: &'a [u8]) -> Batches<'a> {
         Batches {
-            buf,
+            src: Source::Buffer(buf),
             pos: 0,
+            index: 0,
             complete: false,
             failed: false,
+        }
+    }
+
+    /// A walker over a fetch's gathered headers (a truncated tail is
+    /// allowed unless `complete`). Its batches hold their windows only.
+    pub fn headers(view: &'a HeaderView<'_>, complete: bool) -> Batches<'a> {
+        Batches {
+            src: Source::Headers(view.gathered()),
+            complete,
+            ..Batches::new(&[])
         }
     }
 
@@ -64,18 +92,37 @@ impl<'a> Batches<'a> {
         self.pos
     }
 
+    /// How many entries were yielded so far.
+    pub fn entries(&self) -> usize {
+        self.index
+    }
+
     fn next_entry(&mut self) -> Result<Option<Entry<'a>>> {
         let offset = self.pos;
-        let rest = &self.buf[offset..];
-        if rest.is_empty() {
+        // `rest`: the entry's bytes from here (a header's window of them);
+        // `available`: how many the fetch has from here.
+        let (rest, available) = match self.src {
+            Source::Buffer(buf) => (&buf[offset..], buf.len() - offset),
+            Source::Headers(h) => {
+                let available = h.fetch_len() - offset;
+                if available == 0 {
+                    return Ok(None);
+                }
+                match h.window(self.index, offset)? {
+                    Some(window) => (window, available),
+                    None => return Ok(None),
+                }
+            }
+        };
+        if available == 0 {
             return Ok(None);
         }
         let overrun = |needed: usize| Error::BatchOverrun {
             offset,
             needed,
-            available: rest.len(),
+            available,
         };
-        if rest.len() <= MAGIC_OFFSET {
+        if available <= MAGIC_OFFSET {
             return if self.complete {
                 Err(overrun(MAGIC_OFFSET + 1))
             } else {
@@ -93,7 +140,7 @@ impl<'a> Batches<'a> {
             return Err(Error::BatchTooShort { offset, length });
         }
         let size = LOG_OVERHEAD + length as usize;
-        if size > rest.len() {
+        if size > available {
             return if self.complete {
                 Err(overrun(size))
             } else {
@@ -101,10 +148,11 @@ impl<'a> Batches<'a> {
             };
         }
         self.pos += size;
+        self.index += 1;
         Ok(Some(if magic == 2 {
             Entry::Batch {
                 offset,
-                batch: Batch::new(&rest[..size]),
+                batch: Batch::new(&rest[..size.min(rest.len())], size),
             }
         } else {
             Entry::Legacy {

@@ -1,0 +1,181 @@
+//! A fetch seen through its batch headers only: what a host that keeps the
+//! records in its own buffers (a JVM broker's `ByteBuffer`s) gathers and
+//! hands over, so that a rewrite never copies the records
+//! (`docs/ABI.md`, "`mp_rewrite_headers`").
+//!
+//! The host walks its buffer by batchLength alone and copies the first
+//! [`WINDOW`] bytes of each entry into a slot of [`SLOT_BYTES`]:
+//!
+//! ```text
+//! slot  @0 window: the entry's first min(WINDOW, fetch length - entry offset) bytes
+//!       @112 i32 window length, written by the host
+//!       @116 i32 changed: 1 when the rewrite changed the window, written by the rewrite
+//! ```
+//!
+//! Entry `k + 1` starts at `offset(k) + 12 + batchLength(k)`; the host
+//! stops gathering at the end of the fetch, at a window shorter than 12
+//! bytes, or at a negative batchLength. Everything else (every check a
+//! rewrite makes, which entries are batches, where a truncated tail
+//! starts) is decided by the walker from the windows, exactly as it
+//! decides it from the whole buffer. A changed window's bytes `[17, 21)`
+//! (CRC) and `[43, 51)` (producer ID) go back into the host's buffer at
+//! the entry's offset; nothing else changes.
+
+use super::{BatchMut, CONTROL_KEY_READ, CRC_OFFSET, HEADER_LEN, PRODUCER_ID_OFFSET};
+use crate::error::{Error, Result};
+
+/// Bytes of an entry a slot holds: the v2 header and as much of a control
+/// batch's records as deciding its marker can read.
+pub const WINDOW: usize = 112;
+/// Offset in a slot of the window's length (big-endian i32, the host's).
+pub const SLOT_LEN_OFFSET: usize = WINDOW;
+/// Offset in a slot of the changed flag (big-endian i32, the rewrite's).
+pub const SLOT_CHANGED_OFFSET: usize = WINDOW + 4;
+/// Size of one slot.
+pub const SLOT_BYTES: usize = WINDOW + 8;
+
+const _: () = assert!(WINDOW >= HEADER_LEN + CONTROL_KEY_READ);
+
+/// The gathered headers of one fetch: `slots` (a whole number of
+/// [`SLOT_BYTES`]) for the first entries of a fetch of `fetch_len` bytes.
+#[derive(Debug)]
+pub struct HeaderView<'a> {
+    slots: &'a mut [u8],
+    fetch_len: usize,
+}
+
+impl<'a> HeaderView<'a> {
+    /// A view of `slots` gathered from a fetch of `fetch_len` bytes; fails
+    /// unless `slots` is a whole number of slots.
+    pub fn new(slots: &'a mut [u8], fetch_len: usize) -> Result<HeaderView<'a>> {
+        if slots.len() % SLOT_BYTES != 0 {
+            return Err(Error::invalid(format!(
+                "header slots are {} bytes, not a multiple of {SLOT_BYTES}",
+                slots.len()
+            )));
+        }
+        Ok(HeaderView { slots, fetch_len })
+    }
+
+    /// The length of the fetch the headers were gathered from.
+    pub fn fetch_len(&self) -> usize {
+        self.fetch_len
+    }
+
+    /// How many slots there are.
+    pub fn slots(&self) -> usize {
+        self.slots.len() / SLOT_BYTES
+    }
+
+    /// The read-only view the walker reads.
+    pub(crate) fn gathered(&self) -> Gathered<'_> {
+        Gathered {
+            slots: self.slots,
+            fetch_len: self.fetch_len,
+        }
+    }
+
+    /// Clears every slot's changed flag.
+    pub(crate) fn clear_changed(&mut self) {
+        for slot in self.slots.chunks_exact_mut(SLOT_BYTES) {
+            slot[SLOT_CHANGED_OFFSET..].fill(0);
+        }
+    }
+
+    /// Writes `pid` into slot `index`'s window (a v2 batch of `size`
+    /// bytes the walker read there) and marks the slot changed.
+    pub(crate) fn set_producer_id(&mut self, index: usize, size: usize, pid: i64) {
+        let slot = &mut self.slots[index * SLOT_BYTES..(index + 1) * SLOT_BYTES];
+        let (window, flags) = slot.split_at_mut(WINDOW);
+        BatchMut::header(window, size).set_producer_id(pid);
+        flags[SLOT_CHANGED_OFFSET - WINDOW..].copy_from_slice(&1i32.to_be_bytes());
+    }
+}
+
+/// Gathers the headers of `fetch` into `slots` (cleared first), as a host
+/// does (`docs/ABI.md` gives the same loop in prose and Java): a slot per
+/// entry, until the end of the fetch, a window shorter than 12 bytes or a
+/// negative batchLength, or `max_slots` slots. Returns the entries'
+/// offsets, which [`write_back`] needs.
+pub fn gather(fetch: &[u8], max_slots: usize, slots: &mut Vec<u8>) -> Vec<usize> {
+    slots.clear();
+    let mut offsets = Vec::new();
+    let mut pos = 0usize;
+    while pos < fetch.len() && offsets.len() < max_slots {
+        let n = WINDOW.min(fetch.len() - pos);
+        let start = slots.len();
+        slots.resize(start + SLOT_BYTES, 0);
+        slots[start..start + n].copy_from_slice(&fetch[pos..pos + n]);
+        let len = (n as i32).to_be_bytes();
+        slots[start + SLOT_LEN_OFFSET..start + SLOT_LEN_OFFSET + 4].copy_from_slice(&len);
+        offsets.push(pos);
+        if n < 12 {
+            break;
+        }
+        let length = i32::from_be_bytes([
+            fetch[pos + 8],
+            fetch[pos + 9],
+            fetch[pos + 10],
+            fetch[pos + 11],
+        ]);
+        let Ok(length) = usize::try_from(length) else {
+            break;
+        };
+        pos = pos.saturating_add(12 + length);
+    }
+    offsets
+}
+
+/// Writes each changed slot's CRC and producer ID back into `fetch` at
+/// its entry's offset (`offsets` as [`gather`] returned them), as a host
+/// does after a header rewrite.
+pub fn write_back(slots: &[u8], offsets: &[usize], fetch: &mut [u8]) {
+    for (slot, &at) in slots.chunks_exact(SLOT_BYTES).zip(offsets) {
+        if slot[SLOT_CHANGED_OFFSET..SLOT_CHANGED_OFFSET + 4] == 1i32.to_be_bytes() {
+            for range in [
+                CRC_OFFSET..CRC_OFFSET + 4,
+                PRODUCER_ID_OFFSET..PRODUCER_ID_OFFSET + 8,
+            ] {
+                // Offsets from another fetch: nothing is written out of it.
+                if let Some(dst) = fetch.get_mut(at + range.start..at + range.end) {
+                    dst.copy_from_slice(&slot[range]);
+                }
+            }
+        }
+    }
+}
+
+/// The slots as the walker reads them.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Gathered<'a> {
+    slots: &'a [u8],
+    fetch_len: usize,
+}
+
+impl<'a> Gathered<'a> {
+    /// The fetch's length.
+    pub(crate) fn fetch_len(&self) -> usize {
+        self.fetch_len
+    }
+
+    /// The window of entry `index`, which starts at `offset`: `None` when
+    /// the host gathered fewer entries; an error when the slot does not
+    /// hold what the layout says it must.
+    pub(crate) fn window(&self, index: usize, offset: usize) -> Result<Option<&'a [u8]>> {
+        let Some(slot) = self.slots.chunks_exact(SLOT_BYTES).nth(index) else {
+            return Ok(None);
+        };
+        let mut len = [0u8; 4];
+        len.copy_from_slice(&slot[SLOT_LEN_OFFSET..SLOT_LEN_OFFSET + 4]);
+        let held = i32::from_be_bytes(len);
+        let expected = WINDOW.min(self.fetch_len - offset);
+        if usize::try_from(held) != Ok(expected) {
+            return Err(Error::invalid(format!(
+                "header slot {index} says it holds {held} bytes; the entry at byte \
+                 {offset} of a {}-byte fetch has {expected} to gather",
+                self.fetch_len
+            )));
+        }
+        Ok(Some(&slot[..expected]))
+    }
+}

@@ -1,0 +1,320 @@
+//! A fetch rewritten through its gathered headers (`HeaderView`, the ABI's
+//! `mp_rewrite_headers`) against the same fetch rewritten whole: for any
+//! bytes (real batches of every kind, legacy entries, bit flips, truncated
+//! tails, fewer slots than entries), the same result or the same error,
+//! the same records and outcomes, the same bytes once the slots are
+//! written back, and the same mapper state afterwards.
+#![cfg(not(target_arch = "wasm32"))]
+
+mod common;
+
+use mirrorpid::batch::{
+    gather, write_back, BatchBuilder, ControlType, HeaderView, RecordSpec, SLOT_BYTES,
+    SLOT_CHANGED_OFFSET, SLOT_LEN_OFFSET, WINDOW,
+};
+use mirrorpid::{Error, Mapper, MapperConfig, RewriteOptions, RewriteResult};
+use proptest::prelude::*;
+
+fn mapper() -> Mapper {
+    Mapper::new(MapperConfig::new(common::TOPIC.parse().unwrap(), 0)).unwrap()
+}
+
+/// One entry of a generated fetch.
+#[derive(Debug, Clone)]
+enum Part {
+    Data {
+        pid: i64,
+        txn: bool,
+        sizes: Vec<usize>,
+    },
+    Control {
+        pid: i64,
+        commit: bool,
+    },
+    Legacy {
+        magic: u8,
+        len: u8,
+    },
+}
+
+fn part() -> impl Strategy<Value = Part> {
+    let pid = prop_oneof![0i64..8, Just(-1i64), 0i64..(1 << 40), Just(1i64 << 45)];
+    prop_oneof![
+        4 => (pid.clone(), any::<bool>(), proptest::collection::vec(0usize..400, 0..4))
+            .prop_map(|(pid, txn, sizes)| Part::Data { pid, txn, sizes }),
+        1 => (pid, any::<bool>()).prop_map(|(pid, commit)| Part::Control { pid, commit }),
+        1 => (0u8..2, 0u8..80).prop_map(|(magic, len)| Part::Legacy { magic, len }),
+    ]
+}
+
+fn encode(part: &Part) -> Vec<u8> {
+    match part {
+        Part::Data { pid, txn, sizes } => BatchBuilder {
+            producer_id: *pid,
+            transactional: *txn,
+            records: sizes
+                .iter()
+                .map(|&n| RecordSpec {
+                    key: None,
+                    value: Some(vec![7; n]),
+                })
+                .collect(),
+            ..BatchBuilder::default()
+        }
+        .encode(),
+        Part::Control { pid, commit } => BatchBuilder {
+            producer_id: *pid,
+            transactional: true,
+            control: Some(if *commit {
+                ControlType::Commit
+            } else {
+                ControlType::Abort
+            }),
+            ..BatchBuilder::default()
+        }
+        .encode(),
+        Part::Legacy { magic, len } => {
+            // offset, size, crc, magic, attributes, then filler.
+            let size = 14 + usize::from(*len);
+            let mut e = vec![0u8; 12 + size];
+            e[8..12].copy_from_slice(&(size as i32).to_be_bytes());
+            e[16] = *magic;
+            e
+        }
+    }
+}
+
+/// The outcome of one rewrite, comparable across the two paths.
+type Outcome = Result<(usize, Vec<u8>, RewriteResult), Error>;
+
+fn by_buffer(m: &mut Mapper, fetch: &[u8], options: RewriteOptions) -> Outcome {
+    let mut bytes = fetch.to_vec();
+    let mut out = RewriteResult::default();
+    m.rewrite_into("east", &mut bytes, 1_000, options, &mut out, |_| Ok(()))?;
+    Ok((out.consumed, bytes, out))
+}
+
+fn by_headers(m: &mut Mapper, fetch: &[u8], max_slots: usize, options: RewriteOptions) -> Outcome {
+    let mut slots = Vec::new();
+    let offsets = gather(fetch, max_slots, &mut slots);
+    let before = slots.clone();
+    let mut view = HeaderView::new(&mut slots, fetch.len()).unwrap();
+    let mut out = RewriteResult::default();
+    let result = m.rewrite_headers_into("east", &mut view, 1_000, options, &mut out, |_| Ok(()));
+    if let Err(e) = result {
+        assert_eq!(slots, before, "a failed header rewrite changed its slots");
+        return Err(e);
+    }
+    let mut bytes = fetch.to_vec();
+    write_back(&slots, &offsets, &mut bytes);
+    Ok((out.consumed, bytes, out))
+}
+
+/// Where the first entry the host did not gather starts (the whole fetch
+/// if it gathered them all): the buffer the header path is equivalent to.
+fn gathered_prefix(fetch: &[u8], max_slots: usize) -> usize {
+    let mut slots = Vec::new();
+    let offsets = gather(fetch, max_slots, &mut slots);
+    if offsets.len() < max_slots {
+        return fetch.len();
+    }
+    let last = *offsets.last().unwrap_or(&0);
+    let length = fetch
+        .get(last + 8..last + 12)
+        .map(|b| i32::from_be_bytes(b.try_into().unwrap()));
+    match length {
+        Some(l) if l >= 0 => (last + 12 + l as usize).min(fetch.len()),
+        _ => fetch.len(),
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+
+    #[test]
+    fn headers_and_buffer_agree(
+        fetches in proptest::collection::vec(
+            (
+                proptest::collection::vec(part(), 0..6),
+                proptest::collection::vec((any::<prop::sample::Index>(), any::<u8>()), 0..3),
+                any::<prop::sample::Index>(),
+                any::<bool>(),
+                1usize..8,
+                any::<bool>(),
+            ),
+            1..5,
+        ),
+    ) {
+        let (mut a, mut b) = (mapper(), mapper());
+        for (parts, flips, cut, truncate, max_slots, complete) in fetches {
+            let mut fetch: Vec<u8> = parts.iter().flat_map(encode).collect();
+            if !fetch.is_empty() {
+                for (at, bit) in &flips {
+                    let i = at.index(fetch.len());
+                    fetch[i] ^= 1 << (bit % 8);
+                }
+                if truncate {
+                    fetch.truncate(cut.index(fetch.len() + 1));
+                }
+            }
+            let options = RewriteOptions { strict_crc: false, complete };
+            let prefix = gathered_prefix(&fetch, max_slots);
+            let whole = by_buffer(&mut a, &fetch[..prefix], options);
+            let headers = by_headers(&mut b, &fetch, max_slots, options);
+            match (whole, headers) {
+                (Ok((n1, bytes1, out1)), Ok((n2, bytes2, out2))) => {
+                    prop_assert_eq!(n1, n2);
+                    prop_assert_eq!(&bytes1[..], &bytes2[..prefix]);
+                    prop_assert_eq!(&fetch[prefix..], &bytes2[prefix..], "ungathered bytes untouched");
+                    prop_assert_eq!(out1, out2);
+                }
+                (Err(e1), Err(e2)) => prop_assert_eq!(e1, e2),
+                (x, y) => prop_assert!(false, "buffer {:?} but headers {:?}", x.map(|r| r.0), y.map(|r| r.0)),
+            }
+            prop_assert_eq!(common::state(&a), common::state(&b));
+            a.confirm();
+            b.confirm();
+        }
+    }
+}
+
+#[test]
+fn slots_changed_hold_the_new_pid_and_crc_and_nothing_else_moves() {
+    let fetch: Vec<u8> = [
+        encode(&Part::Data {
+            pid: 3,
+            txn: false,
+            sizes: vec![5000],
+        }),
+        encode(&Part::Data {
+            pid: -1,
+            txn: false,
+            sizes: vec![10],
+        }),
+    ]
+    .concat();
+    let mut slots = Vec::new();
+    let offsets = gather(&fetch, 16, &mut slots);
+    assert_eq!(slots.len(), 2 * SLOT_BYTES);
+    assert_eq!(
+        slots[SLOT_LEN_OFFSET..SLOT_LEN_OFFSET + 4],
+        (WINDOW as i32).to_be_bytes()
+    );
+    let before = slots.clone();
+    let mut m = mapper();
+    let mut view = HeaderView::new(&mut slots, fetch.len()).unwrap();
+    let mut out = RewriteResult::default();
+    m.rewrite_headers_into(
+        "east",
+        &mut view,
+        0,
+        RewriteOptions::default(),
+        &mut out,
+        |_| Ok(()),
+    )
+    .unwrap();
+    let changed = |s: &[u8], i: usize| {
+        s[i * SLOT_BYTES + SLOT_CHANGED_OFFSET..i * SLOT_BYTES + SLOT_CHANGED_OFFSET + 4].to_vec()
+    };
+    assert_eq!(changed(&slots, 0), [0, 0, 0, 1]);
+    assert_eq!(changed(&slots, 1), [0, 0, 0, 0], "PID -1 is left alone");
+    let differing: Vec<usize> = (0..slots.len())
+        .filter(|&i| slots[i] != before[i])
+        .collect();
+    assert!(differing
+        .iter()
+        .all(|&i| (17..21).contains(&i) || (43..51).contains(&i) || i == SLOT_CHANGED_OFFSET + 3));
+    let mut whole = fetch.clone();
+    mapper()
+        .rewrite("east", &mut whole, 0, RewriteOptions::default())
+        .unwrap();
+    let mut back = fetch.clone();
+    write_back(&slots, &offsets, &mut back);
+    assert_eq!(back, whole);
+}
+
+#[test]
+fn strict_crc_and_inconsistent_slots_are_refused_with_nothing_changed() {
+    let fetch = encode(&Part::Data {
+        pid: 3,
+        txn: false,
+        sizes: vec![100],
+    });
+    let mut slots = Vec::new();
+    gather(&fetch, 4, &mut slots);
+    let mut m = mapper();
+    let before = common::state(&m);
+    let strict = RewriteOptions {
+        strict_crc: true,
+        complete: false,
+    };
+    let mut out = RewriteResult::default();
+    let mut view = HeaderView::new(&mut slots, fetch.len()).unwrap();
+    let e = m
+        .rewrite_headers_into("east", &mut view, 0, strict, &mut out, |_| Ok(()))
+        .unwrap_err();
+    assert!(e.to_string().contains("strict CRC"), "{e}");
+    // A slot claiming a window length the fetch cannot have.
+    let mut lying = slots.clone();
+    lying[SLOT_LEN_OFFSET + 3] ^= 1;
+    let copy = lying.clone();
+    let mut view = HeaderView::new(&mut lying, fetch.len()).unwrap();
+    let e = m
+        .rewrite_headers_into(
+            "east",
+            &mut view,
+            0,
+            RewriteOptions::default(),
+            &mut out,
+            |_| Ok(()),
+        )
+        .unwrap_err();
+    assert!(e.to_string().contains("header slot 0"), "{e}");
+    assert_eq!(lying, copy);
+    // Not a whole number of slots.
+    let mut short = vec![0u8; SLOT_BYTES - 1];
+    assert!(HeaderView::new(&mut short, 10).is_err());
+    assert_eq!(common::state(&m), before);
+}
+
+#[test]
+fn a_control_batch_with_longest_varints_reads_the_same_marker_from_its_window() {
+    // The control record's varints at their longest (10 bytes each) put the
+    // key at the end of what a window holds: the window must still decide.
+    let mut fetch = encode(&Part::Control {
+        pid: 9,
+        commit: true,
+    });
+    let records_at = 61;
+    // A varlong of 0 (or of keyLength 4, zig-zag 8) written in 10 bytes.
+    let zero = [0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x00];
+    let four = [0x88, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x00];
+    // length, attributes, timestampDelta, offsetDelta, keyLength, key
+    // (version 0, type 1: COMMIT), then what a record has after its key.
+    let record = [
+        &zero[..],
+        &[0],
+        &zero,
+        &zero,
+        &four,
+        &[0, 0, 0, 1],
+        &[0; 40],
+    ]
+    .concat();
+    assert_eq!(
+        records_at + record.len() - 40,
+        106,
+        "the key ends inside the window"
+    );
+    fetch.truncate(records_at);
+    fetch.extend_from_slice(&record);
+    let length = (fetch.len() - 12) as i32;
+    fetch[8..12].copy_from_slice(&length.to_be_bytes());
+    let (mut a, mut b) = (mapper(), mapper());
+    let whole = by_buffer(&mut a, &fetch, RewriteOptions::default());
+    let headers = by_headers(&mut b, &fetch, 4, RewriteOptions::default());
+    let (whole, headers) = (whole.unwrap(), headers.unwrap());
+    assert_eq!(whole.2.batches[0].control, Some(ControlType::Commit));
+    assert_eq!(whole.2, headers.2);
+    assert_eq!(whole.1, headers.1);
+}
