@@ -15,7 +15,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/setup.sh"
 enter_root
 ensure_fuzz_tools
 mode=${1:-smoke}
-targets=(topic_id records snapshot rewrite scenario abi_calls)
+targets=(topic_id records snapshot rewrite scenario abi_calls differential)
 case "$mode" in
   smoke) limit=(-max_total_time="${2:-5}") ;;
   long) limit=(-runs="${2:-10000000}"); [ -n "${3:-}" ] && targets=("$3") ;;

@@ -25,6 +25,33 @@ pub const LOAD_DELETED: i32 = 2;
 /// removed (the record is newer than the snapshot that put them there).
 pub const LOAD_BOUND_EVICTING: i32 = 3;
 
+/// `mp_load_record` bit, added to `LOAD_BOUND` or `LOAD_BOUND_EVICTING`:
+/// the record binds a mirrored PID its source is not declared to carry
+/// (loaded all the same; `LoadOutcome::Bound::undeclared`).
+pub const LOAD_UNDECLARED: i32 = 4;
+
+/// What `mp_load_record` returns for `outcome`: the one definition the
+/// module and every host that compares with the core use.
+pub fn load_status(outcome: &crate::LoadOutcome) -> i32 {
+    use crate::LoadOutcome::{Bound, Deleted, Skipped};
+    match outcome {
+        Skipped => LOAD_SKIPPED,
+        Deleted { .. } => LOAD_DELETED,
+        Bound {
+            evicted,
+            undeclared,
+            ..
+        } => {
+            let bound = if evicted.is_empty() {
+                LOAD_BOUND
+            } else {
+                LOAD_BOUND_EVICTING
+            };
+            bound | if *undeclared { LOAD_UNDECLARED } else { 0 }
+        }
+    }
+}
+
 /// A record as the ABI carries it: key bytes and value bytes (`None`: a
 /// tombstone).
 pub type RawRecord = (Vec<u8>, Option<Vec<u8>>);

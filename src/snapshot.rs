@@ -206,6 +206,17 @@ fn decode_body(body: &[u8], format: u16) -> Result<Mapper> {
                 let list = (0..n)
                     .map(|_| r.string("origin"))
                     .collect::<Result<Vec<_>>>()?;
+                // Written in ascending order of source, each once: a source
+                // out of order or twice was not written by a mapper.
+                if map
+                    .iter()
+                    .last()
+                    .is_some_and(|(last, _)| last >= source.as_str())
+                {
+                    return Err(corrupt(format!(
+                        "origins declare \"{source}\" out of order or twice"
+                    )));
+                }
                 map.insert(source, list);
             }
             Some(map)

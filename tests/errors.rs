@@ -326,12 +326,7 @@ fn corrupt_foreign_and_truncated_snapshots() {
 /// A snapshot with a valid checksum whose contents do not hold together.
 #[test]
 fn inconsistent_snapshots_are_rejected() {
-    fn reseal(mut body: Vec<u8>) -> Vec<u8> {
-        body.truncate(body.len() - 4);
-        let crc = crc32c::crc32c(&body);
-        body.extend_from_slice(&crc.to_be_bytes());
-        body
-    }
+    let reseal = |body: Vec<u8>| common::reseal_snapshot(&body);
     let good = mapper().snapshot();
     // The last binding's `mapped` field sits 22 bytes before the checksum...
     // binding = cluster(4) pid(8) mapped(8) salt(1) flags(1) lastSeen(8) = 30.

@@ -174,3 +174,189 @@ fn declared_chains_and_diamonds_still_share_by_the_two_paths_rule() {
         Err(Error::UndeclaredOrigin { .. })
     ));
 }
+
+/// Decided (issue 22): a source's local PIDs are always its own, but its
+/// mirrored PIDs in its own region are claims like any other: they can
+/// only be its producers come back through a cycle, which the declaration
+/// names by declaring the source its own origin.
+#[test]
+fn a_sources_mirrored_pids_in_its_own_region_need_it_declared_as_its_own_origin() {
+    let own = map_pid(VICTIM, 9, 0).unwrap();
+    let mut m = mapper(true);
+    // Local PIDs flow without any declaration of the victim's own.
+    assert!(serve(&mut m, VICTIM, batch(9, None)).is_ok());
+    let e = serve(&mut m, VICTIM, batch(own, None)).unwrap_err();
+    assert!(matches!(e, Error::UndeclaredOrigin { .. }), "{e}");
+    let mut config = MapperConfig::new(common::TOPIC.parse().unwrap(), 0);
+    let mut origins = Origins::default();
+    origins.insert(VICTIM.to_owned(), vec![VICTIM.to_owned()]);
+    config.origins = Some(origins);
+    let mut m = Mapper::new(config).unwrap();
+    assert!(serve(&mut m, VICTIM, batch(own, None)).is_ok());
+}
+
+/// Decided (issue 22): `__mirror_state` records are loaded whatever the
+/// declaration says (a leader wrote them), so whoever can write the topic
+/// gets past it; a record that contradicts it is reported.
+#[test]
+fn a_record_that_contradicts_the_declaration_is_loaded_and_reported() {
+    use mirrorpid::record::{StateKey, StateValue};
+    use mirrorpid::{LoadOutcome, StateRecord};
+    let record = |source: &str, pid: i64| StateRecord {
+        key: StateKey {
+            topic_id: common::TOPIC.parse().unwrap(),
+            partition: 0,
+            source_cluster_id: source.into(),
+            original_pid: pid,
+        },
+        value: Some(StateValue {
+            salt: 0,
+            colliding_cluster_id: String::new(),
+            timestamp_ms: 5,
+        }),
+    };
+    let mut m = mapper(true);
+    // The attacker claims the victim's producer; a rewrite would refuse it.
+    let claim = victims_pid(4);
+    let outcome = m.load_record(&record(ATTACKER, claim)).unwrap();
+    assert!(
+        matches!(
+            outcome,
+            LoadOutcome::Bound {
+                undeclared: true,
+                ..
+            }
+        ),
+        "{outcome:?}"
+    );
+    assert_eq!(mirrorpid::abi::load_status(&outcome), 1 | 4);
+    // A declared claim, and a local PID, are not reported.
+    let upstream = map_pid("upstream", 4, 0).unwrap();
+    for (source, pid) in [(ATTACKER, upstream), (VICTIM, 4), (ATTACKER, 8)] {
+        let outcome = m.load_record(&record(source, pid)).unwrap();
+        assert!(
+            matches!(
+                outcome,
+                LoadOutcome::Bound {
+                    undeclared: false,
+                    ..
+                }
+            ),
+            "{source}/{pid}: {outcome:?}"
+        );
+    }
+    // Without a declaration nothing is undeclared.
+    let mut open = mapper(false);
+    let outcome = open.load_record(&record(ATTACKER, claim)).unwrap();
+    assert!(matches!(
+        outcome,
+        LoadOutcome::Bound {
+            undeclared: false,
+            ..
+        }
+    ));
+}
+
+/// Decided (issue 22): a record is judged before the mapper's state. One
+/// that could never load fails with its own error even while bindings are
+/// pending; another partition's is skipped; a well-formed one of this
+/// partition is `Unconfirmed`.
+#[test]
+fn while_bindings_are_pending_a_malformed_record_gets_its_own_error() {
+    use mirrorpid::record::{StateKey, StateValue};
+    use mirrorpid::StateRecord;
+    let mut m = mapper(false);
+    serve(&mut m, VICTIM, batch(1, None)).unwrap();
+    let mut bytes = batch(2, None);
+    m.rewrite(VICTIM, &mut bytes, 2, RewriteOptions::default())
+        .unwrap();
+    assert_eq!(m.pending(), 1);
+    let good = StateRecord {
+        key: StateKey {
+            topic_id: common::TOPIC.parse().unwrap(),
+            partition: 0,
+            source_cluster_id: "x".into(),
+            original_pid: 3,
+        },
+        value: Some(StateValue {
+            salt: 0,
+            colliding_cluster_id: String::new(),
+            timestamp_ms: 5,
+        }),
+    };
+    assert!(matches!(
+        m.load_record(&good),
+        Err(Error::Unconfirmed { .. })
+    ));
+    let mut bad_salt = good.clone();
+    bad_salt.value.as_mut().unwrap().salt = 64;
+    assert!(matches!(
+        m.load_record(&bad_salt),
+        Err(Error::InvalidSalt { salt: 64 })
+    ));
+    let mut bad_pid = good.clone();
+    bad_pid.key.original_pid = 1 << 41;
+    assert!(matches!(
+        m.load_record(&bad_pid),
+        Err(Error::InvalidRecordPid { .. })
+    ));
+    let mut empty = good.clone();
+    empty.key.source_cluster_id.clear();
+    assert!(matches!(
+        m.load_record(&empty),
+        Err(Error::InvalidInput { .. })
+    ));
+    let mut other = good.clone();
+    other.key.partition = 1;
+    assert_eq!(
+        m.load_record(&other).unwrap(),
+        mirrorpid::LoadOutcome::Skipped
+    );
+    // Bytes that do not decode never reach the mapper: their error, too.
+    let (key, _) = good.encode().unwrap();
+    assert!(matches!(
+        StateRecord::decode(&key, Some(&[0, 0, 0])),
+        Err(Error::Truncated { .. })
+    ));
+    assert_eq!(m.pending(), 1, "nothing changed");
+}
+
+/// Decided (issue 22): a snapshot whose declaration names a source twice
+/// (or out of order) was not written by a mapper, checksum or not: it is
+/// corrupt. A config naming a source twice is refused too (its JSON
+/// repeats a key).
+#[test]
+fn a_source_declared_twice_is_refused_in_snapshots_and_configs() {
+    let m = mapper(true);
+    let snap = m.snapshot();
+    let a = snap
+        .windows(ATTACKER.len())
+        .position(|w| w == ATTACKER.as_bytes())
+        .unwrap();
+    let v = snap
+        .windows(VICTIM.len())
+        .position(|w| w == VICTIM.as_bytes())
+        .unwrap();
+    assert!(a < v, "sources in ascending order");
+    // Entry = i16 len | name | u32 count | origins: the victim's entry
+    // (no origins) replaced by a second copy of the attacker's.
+    let attacker_entry_start = a - 2;
+    let victim_entry_start = v - 2;
+    let victim_entry_end = v + VICTIM.len() + 4;
+    let mut twice = snap[..victim_entry_start].to_vec();
+    twice.extend_from_slice(&snap[attacker_entry_start..victim_entry_start]);
+    twice.extend_from_slice(&snap[victim_entry_end..]);
+    let twice = common::reseal_snapshot(&twice);
+    match Mapper::restore(&twice) {
+        Err(Error::CorruptSnapshot { reason }) => {
+            assert!(reason.contains("twice"), "{reason}")
+        }
+        other => panic!("{:?}", other.map(|m| m.len())),
+    }
+    let config = format!(
+        r#"{{"topicId":"{}","partition":0,"origins":{{"B":["A"],"B":["C"]}}}}"#,
+        common::TOPIC
+    );
+    let e = MapperConfig::from_json(&config).unwrap_err();
+    assert!(e.to_string().contains("repeated"), "{e}");
+}

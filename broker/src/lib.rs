@@ -602,7 +602,8 @@ pub extern "C" fn mp_output_len(handle: i32) -> i32 {
 
 /// Applies one `__mirror_state` record; `value_len` -1 is a tombstone.
 /// Returns 0 skipped (another partition), 1 bound, 2 deleted, 3 bound and
-/// other identities holding that slot removed.
+/// other identities holding that slot removed; plus 4 when the record
+/// contradicts the trust declaration (`abi::load_status`).
 #[no_mangle]
 pub extern "C" fn mp_load_record(
     handle: i32,
@@ -620,12 +621,7 @@ pub extern "C" fn mp_load_record(
         };
         let record = StateRecord::decode(key, value)?;
         let outcome = s.slot(handle)?.mapper.load_record(&record)?;
-        Ok(match outcome {
-            mirrorpid::LoadOutcome::Skipped => abi::LOAD_SKIPPED,
-            mirrorpid::LoadOutcome::Bound { evicted, .. } if evicted.is_empty() => abi::LOAD_BOUND,
-            mirrorpid::LoadOutcome::Bound { .. } => abi::LOAD_BOUND_EVICTING,
-            mirrorpid::LoadOutcome::Deleted { .. } => abi::LOAD_DELETED,
-        })
+        Ok(abi::load_status(&outcome))
     })
 }
 

@@ -275,7 +275,10 @@ fn a_partition_leaders_life() {
     now += EXPIRATION_MS;
     leader.serve("A", &fetch(&[0], 300, false), now);
     let tombstones = leader.module.expire(leader.handle, now).unwrap();
-    assert_eq!(leader.module.expire(leader.headers, now).unwrap(), tombstones);
+    assert_eq!(
+        leader.module.expire(leader.headers, now).unwrap(),
+        tombstones
+    );
     let native_tombstones = leader.native.expire(now).unwrap();
     assert_eq!(tombstones, raw(&native_tombstones));
     assert!(!tombstones.is_empty());

@@ -91,9 +91,14 @@ fn read(bytes: &[u8]) -> Code {
 /// Whether a function belongs to the allocator: dlmalloc itself, std's
 /// `System` on wasm32 that wraps it, or the module's reserve around that.
 fn allocator(name: &str) -> bool {
-    ["dlmalloc", "3std3sys5alloc", "16mirrorpid_broker7reserve", "WithReserve"]
-        .iter()
-        .any(|part| name.contains(part))
+    [
+        "dlmalloc",
+        "3std3sys5alloc",
+        "16mirrorpid_broker7reserve",
+        "WithReserve",
+    ]
+    .iter()
+    .any(|part| name.contains(part))
 }
 
 #[test]

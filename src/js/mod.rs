@@ -191,10 +191,15 @@ impl PidMapper {
         let obj = Object::new();
         match outcome {
             LoadOutcome::Skipped => set(&obj, "outcome", "skipped"),
-            LoadOutcome::Bound { mapped, evicted } => {
+            LoadOutcome::Bound {
+                mapped,
+                evicted,
+                undeclared,
+            } => {
                 set(&obj, "outcome", "bound");
                 set(&obj, "mapped", mapped);
                 set(&obj, "evicted", evicted.len() as u32);
+                set(&obj, "undeclared", undeclared);
             }
             LoadOutcome::Deleted { existed } => {
                 set(&obj, "outcome", "deleted");

@@ -61,7 +61,10 @@ export interface RewriteResult {
 }
 export type LoadResult =
   | { outcome: "skipped" }
-  | { outcome: "bound"; mapped: bigint; evicted: number }
+  /** `undeclared`: the record binds a mirrored PID its source is not
+   * declared to carry (`origins`); loaded all the same, reported so a host
+   * can count or alert on records that get past the declaration. */
+  | { outcome: "bound"; mapped: bigint; evicted: number; undeclared: boolean }
   | { outcome: "deleted"; existed: boolean };
 export interface Binding {
   sourceClusterId: string;

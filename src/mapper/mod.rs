@@ -257,6 +257,19 @@ impl Mapper {
         }
     }
 
+    /// Whether a PID of `origin` from `source` is a claim the trust
+    /// declaration does not allow: a mirrored PID (its region) that
+    /// `source` is not declared to carry. A source's local PIDs are always
+    /// its own; its mirrored PIDs in its own region are checked like any
+    /// other (they came back to it through a cycle, which the declaration
+    /// names by declaring the source as its own origin).
+    pub(crate) fn undeclared(&self, source: &str, origin: pid::Origin<'_>) -> bool {
+        match (&self.trust, origin) {
+            (Some(trust), pid::Origin::Region(region)) => !trust.allows(source, region),
+            _ => false,
+        }
+    }
+
     /// [`Mapper::map`], also returning the binding's position (for the
     /// batch path, which records transaction state on it).
     pub(crate) fn map_indexed(
@@ -273,8 +286,8 @@ impl Mapper {
         let Some(split) = pid::split(source, pid)? else {
             return Ok((MapOutcome::passthrough(pid), None));
         };
-        if let (Some(trust), pid::Origin::Region(region)) = (&self.trust, split.origin) {
-            if !trust.allows(source, region) {
+        if let pid::Origin::Region(region) = split.origin {
+            if self.undeclared(source, split.origin) {
                 return Err(Error::UndeclaredOrigin {
                     source_cluster_id: source.to_owned(),
                     pid,

@@ -57,6 +57,12 @@ pub enum LoadOutcome {
         mapped: i64,
         /// Identities removed because the record's slot was theirs.
         evicted: Vec<(String, i64)>,
+        /// The record binds a mirrored PID its source is not declared to
+        /// carry (the config's `origins`): loaded all the same, since a
+        /// leader wrote it, but a rewrite would have refused the claim.
+        /// Whoever can write `__mirror_state` gets past the declaration,
+        /// so a host counts or alerts on these.
+        undeclared: bool,
     },
     /// A tombstone; `existed` tells whether a binding was removed.
     Deleted {

@@ -16,7 +16,15 @@ impl Mapper {
     /// with the record's salt, replacing any binding it had; holders of that
     /// slot that are not the same producer are evicted, since the record is
     /// newer than any snapshot that put them there. A tombstone unbinds.
-    /// Refused with [`Error::Unconfirmed`] while bindings are pending.
+    /// A bound record that contradicts the trust declaration is loaded and
+    /// reported (`undeclared`).
+    ///
+    /// The record is judged before the mapper's state: one that could
+    /// never load (an empty source, a PID that is no producer's, a salt
+    /// out of range) fails with its own error, a record of another
+    /// partition is skipped, and only then is a well-formed record of this
+    /// partition refused with [`Error::Unconfirmed`] while bindings are
+    /// pending.
     pub fn load_record(&mut self, record: &StateRecord) -> Result<LoadOutcome> {
         let key = &record.key;
         SourceCluster::new(&key.source_cluster_id)?;
@@ -54,6 +62,7 @@ impl Mapper {
             self.make_room(cluster, &key.source_cluster_id)?;
         }
         let mapped = pid::f_split(split, u64::from(salt));
+        let undeclared = self.undeclared(&key.source_cluster_id, split.origin);
         if let Some(idx) = existing {
             let b = *self.table.get(idx);
             if b.mapped == mapped {
@@ -61,6 +70,7 @@ impl Mapper {
                 return Ok(LoadOutcome::Bound {
                     mapped,
                     evicted: Vec::new(),
+                    undeclared,
                 });
             }
             self.table.remove_at(idx);
@@ -90,7 +100,11 @@ impl Mapper {
             flags: RECORDED,
         });
         self.free_unused_clusters(false);
-        Ok(LoadOutcome::Bound { mapped, evicted })
+        Ok(LoadOutcome::Bound {
+            mapped,
+            evicted,
+            undeclared,
+        })
     }
 
     /// Drops every binding idle for at least `producerExpirationMs` with no

@@ -117,3 +117,12 @@ pub mod crash;
 pub fn state(m: &mirrorpid::Mapper) -> (Vec<u8>, usize, usize) {
     (m.snapshot(), m.len(), m.pending())
 }
+
+/// `snapshot` (its old checksum included) with the checksum recomputed:
+/// a snapshot whose contents were edited, as a forger would seal it.
+pub fn reseal_snapshot(snapshot: &[u8]) -> Vec<u8> {
+    let mut body = snapshot[..snapshot.len() - 4].to_vec();
+    let crc = mirrorpid::crc::crc32c(&body);
+    body.extend_from_slice(&crc.to_be_bytes());
+    body
+}
