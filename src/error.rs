@@ -65,7 +65,7 @@ codes! {
     /// See [`Error::InvalidLength`].
     InvalidLength = 8, "a negative (null) length or an oversized varint";
     /// See [`Error::InvalidSalt`].
-    InvalidSalt = 9, "a record salt outside 0 to 63";
+    InvalidSalt = 9, "a salt outside 0 to 63 (in a record, or given to F)";
     /// See [`Error::InvalidRecordPid`].
     InvalidRecordPid = 10, "a record's OriginalPid is not a mappable producer ID";
     /// See [`Error::InvalidTopicId`].
@@ -160,7 +160,7 @@ pub enum Error {
         /// The length as decoded (-1 for a null).
         length: i64,
     },
-    /// A salt outside 0 to 63 in a record being loaded.
+    /// A salt outside 0 to 63: in a record being loaded, or given to F.
     InvalidSalt {
         /// The salt found.
         salt: i64,

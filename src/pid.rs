@@ -139,13 +139,21 @@ pub fn f_split(split: Split<'_>, salt: u64) -> i64 {
 
 /// F v1: the mapped PID of `pid` arriving from `source_cluster_id` at `salt`.
 ///
-/// Negative PIDs come back unchanged; local PIDs at or above 2^40 are an error.
+/// Negative PIDs come back unchanged; local PIDs at or above 2^40 are an
+/// error, and so is a salt outside 0 to 63 (`InvalidSalt`: a mapper never
+/// probes past [`MAX_PROBES`], so no binding has such a salt).
 ///
 /// ```
 /// assert_eq!(mirrorpid::map_pid("A", 5, 0).unwrap(), 0x7435250000000005);
 /// assert_eq!(mirrorpid::map_pid("A", -1, 0).unwrap(), -1);
+/// assert!(mirrorpid::map_pid("A", 5, 64).is_err());
 /// ```
 pub fn map_pid(source_cluster_id: &str, pid: i64, salt: u64) -> Result<i64> {
+    if salt >= u64::from(MAX_PROBES) {
+        return Err(crate::Error::InvalidSalt {
+            salt: i64::try_from(salt).unwrap_or(i64::MAX),
+        });
+    }
     Ok(match split(source_cluster_id, pid)? {
         None => pid,
         Some(s) => f_split(s, salt),

@@ -517,11 +517,9 @@ pub extern "C" fn mp_rewrite_headers(
     now_ms: i64,
     flags: i32,
 ) -> i32 {
-    let slots_len = match slot_count.checked_mul(SLOT_BYTES as i32) {
-        Some(n) => n,
-        // Negative or too many: `size` reports a negative length.
-        None => -1,
-    };
+    // Too many slots for an i32 of bytes: `size` reports a negative length
+    // (as it does for a negative count).
+    let slots_len = slot_count.checked_mul(SLOT_BYTES as i32).unwrap_or(-1);
     let fetch = (slots_ptr, slots_len);
     rewrite(
         handle,

@@ -50,6 +50,45 @@ pub(super) fn int64(v: &JsValue, what: &str) -> Result<i64, JsError> {
     )))
 }
 
+/// An integer number in `[min, max]`, as the core would take it: a
+/// `number` that is an integer, nothing else (no string, boolean, `null`,
+/// BigInt or fraction is coerced, as wasm-bindgen's `i32`/`u32` parameters
+/// would: `2 ** 32 + 3` is not partition 3). `err` builds the error for a
+/// value out of range or of the wrong type.
+pub(super) fn small_int(
+    v: &JsValue,
+    (min, max): (i64, i64),
+    err: impl FnOnce(String) -> Error,
+) -> Result<i64, JsError> {
+    match v.as_f64() {
+        Some(n) if n.fract() == 0.0 && n >= min as f64 && n <= max as f64 => Ok(n as i64),
+        Some(n) => Err(js_err(err(format!(
+            "{n} is not an integer from {min} to {max}"
+        )))),
+        None => Err(js_err(err(format!(
+            "{} is not a number (an integer from {min} to {max})",
+            type_name(v)
+        )))),
+    }
+}
+
+/// What a JS value is, for messages.
+fn type_name(v: &JsValue) -> &'static str {
+    if v.is_undefined() {
+        "undefined"
+    } else if v.is_null() {
+        "null"
+    } else if v.is_bigint() {
+        "a BigInt"
+    } else if v.is_string() {
+        "a string"
+    } else if v.as_bool().is_some() {
+        "a boolean"
+    } else {
+        "an object"
+    }
+}
+
 /// An options object of the API: its keys, and serde for the values.
 pub(super) trait JsOptions: for<'de> Deserialize<'de> + Default {
     /// Every key it takes (serde-wasm-bindgen reads only the fields a
@@ -63,8 +102,19 @@ pub(super) fn options<T: JsOptions>(v: JsValue, what: &str) -> Result<T, JsError
     if v.is_undefined() || v.is_null() {
         return Ok(T::default());
     }
-    if !v.is_object() {
-        return Err(invalid(format!("{what} must be an object")));
+    if !is_plain_object(&v) {
+        return Err(invalid(format!(
+            "{what} must be a plain object or null, not {}",
+            if Array::is_array(&v) {
+                "an array"
+            } else if v.is_function() {
+                "a function"
+            } else if v.is_object() {
+                "an instance of a class"
+            } else {
+                type_name(&v)
+            }
+        )));
     }
     let v = plain_copy(&v, 0).map_err(|why| invalid(format!("{what} cannot be read: {why}")))?;
     let object: &Object = v.unchecked_ref();
@@ -78,6 +128,24 @@ pub(super) fn options<T: JsOptions>(v: JsValue, what: &str) -> Result<T, JsError
         }
     }
     serde_wasm_bindgen::from_value(v).map_err(|e| invalid(format!("{what}: {e}")))
+}
+
+/// Whether `v` is a plain object: `{…}` (its prototype `Object.prototype`)
+/// or `Object.create(null)`; not an array, function, `Date`, `Map`, class
+/// instance or primitive. A proxy whose trap throws is not.
+fn is_plain_object(v: &JsValue) -> bool {
+    if !v.is_object() || v.is_function() || Array::is_array(v) {
+        return false;
+    }
+    match Reflect::get_prototype_of(v) {
+        Ok(proto) => {
+            let proto: &JsValue = proto.as_ref();
+            proto.is_null()
+                || Reflect::get_prototype_of(&Object::new())
+                    .is_ok_and(|plain| JsValue::from(plain) == *proto)
+        }
+        Err(_) => false,
+    }
 }
 
 /// How deep option objects may nest (the deepest, a trust declaration's

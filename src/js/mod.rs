@@ -9,8 +9,13 @@
 //!   documents of the API, records (`decodeRecord`/`encodeRecord`) and the
 //!   simulator's report, keep the JSON form of `docs/FORMAT.md`: 64-bit
 //!   integers as decimal strings.
-//! * **Options** are parsed by serde: an unknown key is an error, so a typo
-//!   never silently runs with defaults.
+//! * **Options** are a plain object or `null`/`undefined` (an array, a
+//!   function or a class instance is an error), parsed by serde: an
+//!   unknown key is an error, so a typo never silently runs with defaults.
+//! * **Small integers** (a partition, a salt) are `number`s that are
+//!   integers in range; nothing is coerced.
+//! * **A freed mapper** throws `BadHandle: this PidMapper was freed`
+//!   (`scripts/name-glue-errors.py` names wasm-bindgen's own message).
 //! * **Errors** are thrown as JS `Error`s carrying the core's message
 //!   (`Name: detail`).
 //! * The TypeScript declarations of every option and result are
@@ -103,14 +108,21 @@ impl PidMapper {
 
 #[wasm_bindgen]
 impl PidMapper {
-    /// `new PidMapper(topicId, partition, options?)` (`MapperOptions`: durability,
-    /// expiration, trust declaration, capacity limits).
+    /// `new PidMapper(topicId, partition, options?)`: `topicId` Kafka's
+    /// base64url or 8-4-4-4-12 hex topic ID; `partition` an integer number
+    /// from 0 to 2^31 - 1 (nothing is coerced: `2 ** 32 + 3`, `1.5`, `"0"`,
+    /// `true` or `null` is an `InvalidInput` error); `options` a plain
+    /// object (`MapperOptions`: durability, expiration, trust declaration,
+    /// capacity limits), `null` or left out.
     #[wasm_bindgen(constructor)]
     pub fn new(
         #[wasm_bindgen(js_name = topicId, unchecked_param_type = "string")] topic_id: JsValue,
-        partition: i32,
+        #[wasm_bindgen(unchecked_param_type = "number")] partition: JsValue,
         #[wasm_bindgen(unchecked_param_type = "MapperOptions | null")] options: Option<JsValue>,
     ) -> Result<PidMapper, JsError> {
+        let partition = convert::small_int(&partition, (0, i64::from(i32::MAX)), |why| {
+            crate::Error::invalid(format!("partition {why}"))
+        })? as i32;
         let opts: MapperOptions =
             convert::options(options.unwrap_or(JsValue::UNDEFINED), "PidMapper options")?;
         let config = opts.config(&text(&topic_id, "topicId")?, partition)?;
@@ -296,17 +308,26 @@ fn keys(records: &[StateRecord]) -> Result<Array, JsError> {
         .collect()
 }
 
-/// F v1: the mapped PID of `pid` from `sourceClusterId` at `salt`.
+/// F v1: the mapped PID of `pid` from `sourceClusterId` at `salt`, an
+/// integer number from 0 to 63 (outside it `InvalidSalt`; not a number,
+/// or a fraction, `InvalidInput`).
 #[wasm_bindgen(js_name = mapPid)]
 pub fn map_pid(
     #[wasm_bindgen(js_name = sourceClusterId, unchecked_param_type = "string")]
     source_cluster_id: JsValue,
     #[wasm_bindgen(unchecked_param_type = "Int64")] pid: JsValue,
-    salt: u32,
+    #[wasm_bindgen(unchecked_param_type = "number")] salt: JsValue,
 ) -> Result<i64, JsError> {
     let source = text(&source_cluster_id, "sourceClusterId")?;
     let pid = int64(&pid, "pid")?;
-    crate::pid::map_pid(&source, pid, u64::from(salt)).map_err(js_err)
+    // Any integer number; the core refuses one outside 0 to 63
+    // (`InvalidSalt`), as it would in a record.
+    let safe = (1i64 << 53) - 1;
+    let salt = convert::small_int(&salt, (-safe, safe), |why| {
+        crate::Error::invalid(format!("salt {why}"))
+    })?;
+    let salt = u64::try_from(salt).map_err(|_| js_err(crate::Error::InvalidSalt { salt }))?;
+    crate::pid::map_pid(&source, pid, salt).map_err(js_err)
 }
 
 /// Explains a PID: its space, and region and pid40 where they exist.

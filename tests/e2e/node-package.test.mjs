@@ -162,3 +162,91 @@ test("hostile arguments are typed errors and leave the mapper usable", () => {
   );
   assert.equal(x.rewriteBatches("A", fetch, 0, null).consumed, 61);
 });
+
+// Issue 22: the JS API coerced instead of checking. Every value it took
+// for a partition or a salt by coercion, and options that are not a plain
+// object, are refused with a named error, and a mapper a failed call was
+// made on is unchanged.
+test("partitions, salts and options are checked as the core checks them, never coerced", () => {
+  const topic = records.topicIdBase64;
+  const notPartitions = [
+    2 ** 32 + 3,
+    2 ** 31,
+    -1,
+    1.5,
+    true,
+    false,
+    NaN,
+    Infinity,
+    -Infinity,
+    null,
+    undefined,
+    2 ** 53,
+    -0.5,
+    "0",
+    0n,
+    {},
+    [],
+  ];
+  for (const p of notPartitions) {
+    assert.throws(
+      () => new m.PidMapper(topic, p, null),
+      (e) => e instanceof Error && /^InvalidInput: partition /.test(e.message),
+      `partition ${String(p)}`,
+    );
+  }
+  for (const p of [0, 3, 2 ** 31 - 1]) {
+    const mapper = new m.PidMapper(topic, p, null);
+    const { record } = mapper.map("A", 5n, 1);
+    assert.equal(m.decodeRecord(record.key, record.value).key.partition, p);
+    mapper.free();
+  }
+  const notSalts = [64, -1, 255, 1.5, 2 ** 32, NaN, Infinity, 1n, "1", null, undefined, true];
+  for (const salt of notSalts) {
+    assert.throws(
+      () => m.mapPid("A", 1n, salt),
+      (e) => e instanceof Error && /^(InvalidSalt|InvalidInput): /.test(e.message),
+      `salt ${String(salt)}`,
+    );
+  }
+  assert.throws(
+    () => m.mapPid("A", 1n, 64),
+    (e) => /^InvalidSalt: salt 64 is outside 0 to 63/.test(e.message),
+  );
+  assert.equal(m.mapPid("A", 5n, 0), 0x7435250000000005n);
+  assert.equal(typeof m.mapPid("A", 5n, 63), "bigint");
+  class Options {}
+  for (const options of [[], [1], () => ({}), new Date(0), new Map(), new Options(), 5, "{}", true]) {
+    assert.throws(
+      () => new m.PidMapper(topic, 0, options),
+      (e) => e instanceof Error && /^InvalidInput: PidMapper options must be a plain object or null/.test(e.message),
+      `options ${String(options)}`,
+    );
+  }
+  new m.PidMapper(topic, 0, Object.create(null)).free();
+  new m.PidMapper(topic, 0, {}).free();
+  new m.PidMapper(topic, 0).free();
+  // Rewrite options likewise, with the mapper unchanged by the refusal.
+  const mapper = new m.PidMapper(topic, 0, null);
+  mapper.map("A", 1n, 1);
+  mapper.confirm();
+  const before = Buffer.from(mapper.snapshot()).toString("hex");
+  for (const options of [[], new Date(0), 7]) {
+    assert.throws(
+      () => mapper.rewriteBatches("A", new Uint8Array(0), 1, options),
+      (e) => /^InvalidInput: rewriteBatches options must be a plain object or null/.test(e.message),
+    );
+  }
+  assert.equal(Buffer.from(mapper.snapshot()).toString("hex"), before);
+  assert.equal(mapper.size, 1);
+  // A freed mapper names its error, as every other error does.
+  mapper.free();
+  for (const call of [
+    () => mapper.map("A", 1n, 1),
+    () => mapper.snapshot(),
+    () => mapper.size,
+    () => mapper.confirm(),
+  ]) {
+    assert.throws(call, (e) => e instanceof Error && /^BadHandle: this PidMapper was freed/.test(e.message));
+  }
+});

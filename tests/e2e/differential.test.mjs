@@ -1,0 +1,173 @@
+// The JS API (dist/node) against the broker module (dist/mirrorpid_broker.wasm),
+// both in this Node process's V8: the same structured calls, the same
+// answers. Records with every field bad in turn, fetches of real batch
+// headers with bit flips and cuts, in random order with confirms; every
+// answer compared (status or error message, rewritten bytes, records) and
+// the two snapshots compared after each call. The native core against the
+// module is the `differential` fuzz target (docs/RELIABILITY.md); this is
+// the bounded run of the same idea for the JS API.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { createRequire } from "node:module";
+import { readFileSync } from "node:fs";
+import { root } from "./harness.mjs";
+
+const require = createRequire(import.meta.url);
+const js = require(`${root}/dist/node/mirrorpid.js`);
+const CONFIG = { topicId: "6f1c3b2a-9d4e-4b7f-8a1c-2d3e4f5a6b7c", partition: 0 };
+const SOURCES = ["A", "B", "cluster-2123", "cluster-2336"];
+const CASES = 20000;
+
+/** The module with a few helpers, as a host written from docs/ABI.md. */
+async function module() {
+  const bytes = readFileSync(`${root}/dist/mirrorpid_broker.wasm`);
+  const { instance } = await WebAssembly.instantiate(bytes, {});
+  const e = instance.exports;
+  const mem = () => new Uint8Array(e.memory.buffer);
+  const put = (b) => {
+    if (b.length === 0) return [0, 0];
+    const p = e.mp_alloc(b.length);
+    mem().set(b, p);
+    return [p, b.length];
+  };
+  const error = () =>
+    Buffer.from(mem().subarray(e.mp_last_error_ptr(), e.mp_last_error_ptr() + e.mp_last_error_len())).toString();
+  const output = (h) => mem().slice(e.mp_output_ptr(h), e.mp_output_ptr(h) + e.mp_output_len(h));
+  return { e, mem, put, error, output };
+}
+
+/** The ABI's record list (docs/ABI.md) as [{key, value}]. */
+function recordList(bytes) {
+  const v = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const out = [];
+  let at = 4;
+  for (let i = 0; i < v.getInt32(0); i++) {
+    const kl = v.getInt32(at);
+    const key = bytes.slice(at + 4, at + 4 + kl);
+    at += 4 + kl;
+    const vl = v.getInt32(at);
+    at += 4;
+    const value = vl < 0 ? null : bytes.slice(at, at + vl);
+    at += Math.max(vl, 0);
+    out.push({ key, value });
+  }
+  return out;
+}
+
+function rng(seed) {
+  let s = BigInt(seed) | 1n;
+  return (n) => {
+    s ^= (s << 13n) & 0xffffffffffffffffn;
+    s ^= s >> 7n;
+    s ^= (s << 17n) & 0xffffffffffffffffn;
+    return Number(s % BigInt(n));
+  };
+}
+
+const hex = (h) => Uint8Array.from(h.match(/../g), (b) => parseInt(b, 16));
+const KEY = "00036f1c3b2a9d4e4b7f8a1c2d3e4f5a6b7c000000000001520000000000000005";
+const VALUE = "0000000000000000000202ff0000018bcfe5680000";
+
+/** A v2 batch header with no records (61 bytes), or a control marker. */
+function batch(pid, { txn = false, marker = null } = {}) {
+  const b = new Uint8Array(marker === null ? 61 : 61 + 14);
+  const v = new DataView(b.buffer);
+  v.setInt32(8, b.length - 12);
+  b[16] = 2;
+  v.setInt16(21, (txn || marker !== null ? 0x10 : 0) | (marker !== null ? 0x20 : 0));
+  v.setBigInt64(43, BigInt.asIntN(64, pid));
+  v.setInt32(57, marker === null ? 0 : 1);
+  if (marker !== null) {
+    // length 12, attributes, timestampDelta 0, offsetDelta 0, keyLength 4, key
+    b.set([24, 0, 0, 0, 8, 0, 0, 0, marker, 0, 0], 61);
+  }
+  return b;
+}
+
+test("the JS API and the broker module give the same answer to every call", async () => {
+  const m = await module();
+  const cfg = Buffer.from(JSON.stringify(CONFIG));
+  const [cp, cl] = m.put(cfg);
+  const h = m.e.mp_mapper_new(cp, cl);
+  assert.ok(h > 0, m.error());
+  const mapper = new js.PidMapper(CONFIG.topicId, CONFIG.partition, null);
+  const next = rng(0x5eed);
+  const pids = [0n, 1n, 5n, 7n, -1n, (1n << 40n) - 1n, 1n << 40n, js.mapPid("A", 3n, 0), js.mapPid("B", 2n, 1)];
+  let errors = 0;
+  let rewrites = 0;
+  for (let i = 0; i < CASES; i++) {
+    const kind = next(10);
+    if (kind < 4) {
+      // A record: the poison value's shape, one byte of key or value changed.
+      const key = hex(KEY);
+      const value = next(5) === 0 ? null : hex(VALUE);
+      const target = value === null || next(2) === 0 ? key : value;
+      target[next(target.length)] = [0x00, 0x01, 0x7f, 0x80, 0xc0, 0xff][next(6)];
+      const [kp, kl] = m.put(key);
+      const [vp, vl] = value === null ? [0, -1] : m.put(value);
+      const status = m.e.mp_load_record(h, kp, kl, vp, vl);
+      const moduleSays = status < 0 ? m.error() : status;
+      let jsSays;
+      try {
+        const r = mapper.loadRecord(key, value);
+        jsSays = { skipped: 0, deleted: 2 }[r.outcome] ?? (r.evicted > 0 ? 3 : 1) + (r.undeclared ? 4 : 0);
+      } catch (err) {
+        jsSays = err.message;
+        errors += 1;
+      }
+      assert.deepEqual(
+        jsSays,
+        moduleSays,
+        `record ${Buffer.from(key).toString("hex")} ${value && Buffer.from(value).toString("hex")}`,
+      );
+      for (const p of [kp, vp]) if (p > 0) m.e.mp_free(p);
+    } else if (kind < 9) {
+      const parts = [];
+      for (let n = next(5); n > 0; n--) {
+        const pid = pids[next(pids.length)];
+        parts.push(next(4) === 0 ? batch(pid, { marker: next(2) }) : batch(pid, { txn: next(2) === 0 }));
+      }
+      const fetch = Uint8Array.from(parts.flatMap((p) => [...p]));
+      if (fetch.length > 0 && next(3) === 0) fetch[next(fetch.length)] ^= 1 << next(8);
+      const cut = next(4) === 0 ? fetch.subarray(0, next(fetch.length + 1)) : fetch;
+      const flags = next(4);
+      const source = SOURCES[next(SOURCES.length)];
+      const [sp, sl] = m.put(Buffer.from(source));
+      const [bp, bl] = m.put(cut);
+      const status = m.e.mp_rewrite(h, sp, sl, bp, bl, 1000n, flags);
+      const options = { strictCrc: (flags & 1) !== 0, complete: (flags & 2) !== 0 };
+      let jsOut;
+      try {
+        jsOut = mapper.rewriteBatches(source, cut, 1000, options);
+      } catch (err) {
+        jsOut = err.message;
+        errors += 1;
+      }
+      if (status < 0) {
+        assert.equal(jsOut, m.error());
+      } else {
+        rewrites += 1;
+        assert.equal(typeof jsOut, "object", `module consumed ${status}, JS threw ${jsOut}`);
+        assert.equal(jsOut.consumed, status);
+        assert.deepEqual(jsOut.bytes, m.mem().slice(bp, bp + bl));
+        assert.deepEqual(
+          jsOut.records.map((r) => ({ key: r.key, value: r.value ?? null })),
+          recordList(m.output(h)),
+        );
+        assert.equal(jsOut.snapshotRequired, m.e.mp_snapshot_required(h) === 1);
+      }
+      for (const p of [sp, bp]) if (p > 0) m.e.mp_free(p);
+    } else if (next(2) === 0) {
+      assert.equal(mapper.confirm(), m.e.mp_confirm(h));
+    } else {
+      assert.equal(mapper.abort(), m.e.mp_abort(h));
+    }
+    assert.equal(mapper.pending, m.e.mp_pending(h));
+    assert.equal(mapper.size, m.e.mp_mapper_len(h));
+    const len = m.e.mp_snapshot(h);
+    assert.deepEqual(mapper.snapshot(), m.output(h).subarray(0, len));
+  }
+  assert.ok(errors > CASES / 10, `errors were met (${errors})`);
+  assert.ok(rewrites > CASES / 10, `rewrites succeeded (${rewrites})`);
+  mapper.free();
+});
