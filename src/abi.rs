@@ -7,13 +7,16 @@
 /// What `mp_abi_version` returns. Version 2 added `mp_confirm`,
 /// `mp_abort` and `mp_pending` (bindings are pending until confirmed);
 /// version 3 added `mp_rewrite_headers` (a fetch seen through its batch
-/// headers, [`crate::batch::HeaderView`]).
+/// headers, [`crate::batch::HeaderView`]) and `mp_map`.
 pub const ABI_VERSION: i32 = 3;
 
 /// `mp_rewrite` flag: verify each batch's CRC first.
 pub const FLAG_STRICT_CRC: i32 = 1;
 /// `mp_rewrite` flag: the buffer must end on a batch boundary.
 pub const FLAG_COMPLETE: i32 = 2;
+
+/// `mp_map`: the PID is no producer's (below 0): passed through, no salt.
+pub const MAP_NOT_A_PRODUCER: i32 = 255;
 
 /// `mp_load_record`: a record of another topic or partition, skipped.
 pub const LOAD_SKIPPED: i32 = 0;

@@ -110,8 +110,11 @@ fn by_headers(m: &mut Mapper, fetch: &[u8], max_slots: usize, options: RewriteOp
     Ok((out.consumed, bytes, out))
 }
 
-/// Where the first entry the host did not gather starts (the whole fetch
-/// if it gathered them all): the buffer the header path is equivalent to.
+/// The bytes a header rewrite covers (the buffer it is equivalent to):
+/// the whole fetch if the host gathered every entry; else up to the end of
+/// the last gathered entry, and at least to its magic byte (the walker
+/// reads an entry's magic even when its batchLength says it is shorter).
+/// The fuzz target `differential` computes the same.
 fn gathered_prefix(fetch: &[u8], max_slots: usize) -> usize {
     let mut slots = Vec::new();
     let offsets = gather(fetch, max_slots, &mut slots);
@@ -122,10 +125,45 @@ fn gathered_prefix(fetch: &[u8], max_slots: usize) -> usize {
     let length = fetch
         .get(last + 8..last + 12)
         .map(|b| i32::from_be_bytes(b.try_into().unwrap()));
-    match length {
-        Some(l) if l >= 0 => (last + 12 + l as usize).min(fetch.len()),
+    let end = match length {
+        Some(l) if l >= 0 => last + 12 + l as usize,
         _ => fetch.len(),
-    }
+    };
+    end.max(last + mirrorpid::batch::MAGIC_OFFSET + 1)
+        .min(fetch.len())
+}
+
+/// The fuzz target's finding: four slots, the fourth a legacy entry of
+/// batchLength 0 with more bytes after it. The header rewrite refuses it
+/// (BatchTooShort), as the whole fetch's does; the buffer cut at that
+/// entry's declared end would have called it a truncated tail.
+#[test]
+fn a_short_last_gathered_entry_is_refused_as_in_the_whole_fetch() {
+    let legacy = |len: usize| {
+        encode(&Part::Legacy {
+            magic: 0,
+            len: len as u8,
+        })
+    };
+    let data = encode(&Part::Data {
+        pid: 1,
+        txn: false,
+        sizes: vec![20],
+    });
+    let mut short = vec![0u8; 12];
+    short.extend_from_slice(&[0; 40]); // batchLength 0, then other bytes
+    let fetch = [legacy(32), legacy(63), data, short].concat();
+    let whole = by_buffer(&mut mapper(), &fetch, RewriteOptions::default()).map(|r| r.0);
+    let headers = by_headers(&mut mapper(), &fetch, 4, RewriteOptions::default()).map(|r| r.0);
+    assert!(
+        matches!(whole, Err(Error::BatchTooShort { .. })),
+        "{whole:?}"
+    );
+    assert_eq!(headers, whole);
+    assert_eq!(
+        gathered_prefix(&fetch, 4),
+        fetch.len().min(fetch.len() - 40 + 5)
+    );
 }
 
 proptest! {

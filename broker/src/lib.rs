@@ -202,13 +202,17 @@ impl State {
     /// to `f`: the source cluster ID (UTF-8; kept in `self.source`, so an
     /// unchanged one is only compared), the mapper, and the host's buffer
     /// (any pointer when the length is 0).
-    fn with_fetch<T>(
+    ///
+    /// `f` is called through a `dyn` (one indirect call per call of an
+    /// export): one copy of this function serves every export that takes a
+    /// source, which the module's size budget needs.
+    fn with_fetch(
         &mut self,
         handle: i32,
         (src_ptr, src_len): (i32, i32),
         (buf_ptr, buf_len): (i32, i32),
-        f: impl FnOnce(&str, &mut Slot, &mut [u8]) -> Result<T, Failure>,
-    ) -> Result<T, Failure> {
+        f: &mut dyn FnMut(&str, &mut Slot, &mut [u8]) -> Result<i32, Failure>,
+    ) -> Result<i32, Failure> {
         let raw = self
             .allocs
             .bytes(address(src_ptr), size(src_len, "length")?)?;
@@ -553,7 +557,7 @@ fn rewrite(
             Some(n) => Some(size(n, "fetch length")?),
             None => None,
         };
-        s.with_fetch(handle, src, block, |source, slot, buf| {
+        s.with_fetch(handle, src, block, &mut |source, slot, buf| {
             // Each batch (header slot) can make a binding and a record
             // (about 300 bytes and three copies of the source's ID); a
             // batch takes 61 bytes or more, a slot SLOT_BYTES.
@@ -576,6 +580,38 @@ fn rewrite(
             slot.snapshot_required = result.snapshot_required;
             count(result.consumed)
         })
+    })
+}
+
+/// Maps one PID from source cluster [src_ptr, +src_len) at `now_ms`, as a
+/// rewrite maps a batch's: returns the binding's salt (0 to 63), or
+/// [`abi::MAP_NOT_A_PRODUCER`] for a PID below 0 (passed through). The
+/// output is the record list of the binding's record while it is pending,
+/// then the mapped PID (big-endian i64); `mp_snapshot_required` says
+/// whether it is a collision. On error nothing changed.
+#[no_mangle]
+pub extern "C" fn mp_map(handle: i32, src_ptr: i32, src_len: i32, pid: i64, now_ms: i64) -> i32 {
+    call_allocating(|s| {
+        s.with_fetch(
+            handle,
+            (src_ptr, src_len),
+            (0, 0),
+            &mut |source, slot, _| {
+                let outcome = slot.mapper.map(source, pid, now_ms)?;
+                let records: &[StateRecord] = match &outcome.record {
+                    Some(r) => std::slice::from_ref(r),
+                    None => &[],
+                };
+                // The record list, then the mapped PID.
+                encode_records(records, &mut slot.output)?;
+                slot.output
+                    .try_reserve_exact(8)
+                    .map_err(|_| fail(Code::OutOfMemory, "the output buffer"))?;
+                slot.output.extend_from_slice(&outcome.mapped.to_be_bytes());
+                slot.snapshot_required = outcome.snapshot_required;
+                Ok(outcome.salt.map_or(abi::MAP_NOT_A_PRODUCER, i32::from))
+            },
+        )
     })
 }
 
@@ -730,7 +766,7 @@ pub extern "C" fn mp_rewrite_naive(
             handle,
             (src_ptr, src_len),
             (buf_ptr, buf_len),
-            |source, slot, buf| {
+            &mut |source, slot, buf| {
                 count(mirrorpid::peer::rewrite_naive(
                     &mut slot.mapper,
                     source,

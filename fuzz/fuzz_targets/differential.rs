@@ -296,6 +296,11 @@ enum Call {
         /// (`None`: `mp_rewrite`).
         headers: Option<u8>,
     },
+    Map {
+        source: u8,
+        pid: Pid,
+        now: i64,
+    },
     Load(RecordSpecFuzz),
     Confirm,
     Abort,
@@ -448,6 +453,24 @@ fuzz_target!(|data: &[u8]| {
                     assert_eq!(via_module, fetch, "a failed rewrite changed the fetch");
                 }
             }
+            Call::Map { source, pid, now } => {
+                let source = SOURCES[usize::from(source) % SOURCES.len()];
+                let pid = pid.value();
+                let got = m
+                    .map(h, source, pid, now)
+                    .map_err(module_code)
+                    .map(|o| (o.mapped, o.salt, o.records, o.snapshot_required));
+                let want = native.map(source, pid, now).map_err(code).map(|o| {
+                    let records = o.record.as_deref().map(std::slice::from_ref);
+                    (
+                        o.mapped,
+                        o.salt,
+                        raw(records.unwrap_or(&[])),
+                        o.snapshot_required,
+                    )
+                });
+                assert_eq!(got, want, "map");
+            }
             Call::Load(spec) => {
                 let (key, value) = spec.bytes();
                 let got = m
@@ -490,16 +513,19 @@ fuzz_target!(|data: &[u8]| {
     }
 });
 
-/// Where the gathered entries end when the last gathered slot is at `last`.
+/// The bytes a header call that ran out of slots covers, when the last
+/// slot it gathered is the entry at `last`: up to that entry's end, and at
+/// least to its magic byte (a walker reads an entry's magic even when its
+/// batchLength says it is shorter, and refuses it), so that the whole
+/// rewrite of this prefix meets what the slots hold.
 fn prefix(fetch: &[u8], last: usize) -> usize {
-    match fetch.get(last + 8..last + 12) {
-        Some(b) => {
-            let length = i32::from_be_bytes(b.try_into().unwrap());
-            match usize::try_from(length) {
-                Ok(l) => (last + 12).saturating_add(l).min(fetch.len()),
-                Err(_) => fetch.len(),
-            }
-        }
+    let end = match fetch.get(last + 8..last + 12) {
+        Some(b) => match usize::try_from(i32::from_be_bytes(b.try_into().unwrap())) {
+            Ok(l) => (last + 12).saturating_add(l),
+            Err(_) => fetch.len(),
+        },
         None => fetch.len(),
-    }
+    };
+    end.max(last + mirrorpid::batch::MAGIC_OFFSET + 1)
+        .min(fetch.len())
 }

@@ -63,6 +63,19 @@ pub struct Rewritten {
     pub snapshot_required: bool,
 }
 
+/// The result of `mp_map`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Mapped {
+    /// The PID to write.
+    pub mapped: i64,
+    /// The binding's salt; `None` for a PID below 0.
+    pub salt: Option<u8>,
+    /// The binding's record while it is pending (none, or one).
+    pub records: Vec<RawRecord>,
+    /// The snapshot-required flag.
+    pub snapshot_required: bool,
+}
+
 /// Where `scripts/build.sh` puts the module, or `$MIRRORPID_BROKER_WASM`.
 pub fn default_module_path() -> PathBuf {
     std::env::var_os("MIRRORPID_BROKER_WASM")
@@ -94,6 +107,7 @@ pub struct BrokerModule {
     mapper_free: F1,
     rewrite: RewriteFn,
     rewrite_headers: RewriteHeadersFn,
+    map: TypedFunc<(i32, i32, i32, i64, i64), i32>,
     snapshot_required: F1,
     output_ptr: F1,
     output_len: F1,
@@ -169,6 +183,7 @@ impl BrokerModule {
             mapper_free: f!("mp_mapper_free"),
             rewrite: f!("mp_rewrite"),
             rewrite_headers: f!("mp_rewrite_headers"),
+            map: f!("mp_map"),
             snapshot_required: f!("mp_snapshot_required"),
             output_ptr: f!("mp_output_ptr"),
             output_len: f!("mp_output_len"),
@@ -412,6 +427,43 @@ impl BrokerModule {
         });
         self.release(sp);
         self.release(bp);
+        result
+    }
+
+    /// `mp_map`: the mapped PID, the salt (`None` for a PID below 0), the
+    /// pending binding's record (if any) and the snapshot-required flag.
+    pub fn map(
+        &mut self,
+        handle: i32,
+        source: &str,
+        pid: i64,
+        now_ms: i64,
+    ) -> Result<Mapped, AbiError> {
+        let (sp, sl) = self.put(source.as_bytes())?;
+        let status = self
+            .map
+            .call(&mut self.store, (handle, sp, sl, pid, now_ms))
+            .map_err(trap);
+        let result = status.and_then(|s| self.check(s)).and_then(|salt| {
+            let out = self.output(handle)?;
+            let malformed = || AbiError {
+                code: -1,
+                message: "malformed mp_map output".into(),
+            };
+            let (list, mapped) = out.split_at(out.len().checked_sub(8).ok_or_else(malformed)?);
+            let records = parse_records(list).ok_or_else(malformed)?;
+            let flag = self
+                .snapshot_required
+                .call(&mut self.store, handle)
+                .map_err(trap)?;
+            Ok(Mapped {
+                mapped: i64::from_be_bytes(mapped.try_into().map_err(|_| malformed())?),
+                salt: (salt != abi::MAP_NOT_A_PRODUCER).then_some(salt as u8),
+                records,
+                snapshot_required: flag == 1,
+            })
+        });
+        self.release(sp);
         result
     }
 

@@ -330,3 +330,44 @@ fn a_poison_record_is_an_error_and_the_module_keeps_serving() {
     let p = m.alloc(16).unwrap();
     m.free(p).unwrap();
 }
+
+/// `mp_map` maps as the native core does: the salt, the mapped PID, the
+/// pending record (again on a retry, none once confirmed), the collision
+/// flag, and a PID below 0 passed through.
+#[test]
+fn mp_map_answers_as_the_native_mapper() {
+    let mut m = module();
+    let h = m.mapper_new(CONFIG).unwrap();
+    let mut native =
+        mirrorpid::Mapper::new(mirrorpid::MapperConfig::from_json(CONFIG).unwrap()).unwrap();
+    for (source, pid) in [
+        ("cluster-2123", 4),
+        ("cluster-2336", 4),
+        ("cluster-2336", 4),
+        ("A", -1),
+        ("A", map_pid("B", 3, 0).unwrap()),
+    ] {
+        let got = m.map(h, source, pid, 7).unwrap();
+        let want = native.map(source, pid, 7).unwrap();
+        assert_eq!(got.mapped, want.mapped, "{source}/{pid}");
+        assert_eq!(got.salt, want.salt);
+        assert_eq!(got.snapshot_required, want.snapshot_required);
+        let records: Vec<_> = want.record.iter().map(|r| r.encode().unwrap()).collect();
+        let got_records: Vec<_> = got.records.into_iter().map(|r| (r.key, r.value)).collect();
+        assert_eq!(got_records, records);
+    }
+    assert_eq!(m.pending(h).unwrap(), native.pending());
+    m.confirm(h).unwrap();
+    native.confirm();
+    let again = m.map(h, "cluster-2336", 4, 8).unwrap();
+    assert_eq!(again.salt, Some(1), "the second source collided");
+    assert!(again.records.is_empty(), "confirmed: no record");
+    assert_eq!(m.snapshot(h).unwrap(), {
+        native.map("cluster-2336", 4, 8).unwrap();
+        native.snapshot()
+    });
+    let e = m.map(h, "A", 1 << 41, 9).unwrap_err();
+    assert_eq!(e.kind(), Some(Code::PidOutOfRange), "{e}");
+    let e = m.map(h, "", 1, 9).unwrap_err();
+    assert_eq!(e.kind(), Some(Code::InvalidInput), "{e}");
+}
