@@ -1,0 +1,58 @@
+package dev.mirrorpid;
+
+/**
+ * The broker module's ABI facts this library relies on, as {@code docs/ABI.md} states them (a
+ * test compares them with its tables): the version, flags, return values and the header-slot
+ * layout of {@code mp_rewrite_headers}. Nothing here decides anything about batches: the
+ * module does.
+ */
+final class Abi {
+    private Abi() {}
+
+    /** What {@code mp_abi_version} returns for the module this library speaks to. */
+    static final int VERSION = 3;
+
+    /** {@code mp_rewrite} flag: the buffer must end on a batch boundary. */
+    static final int FLAG_COMPLETE = 2;
+
+    /** {@code mp_load_record}: skipped, bound, deleted, bound evicting; plus the undeclared bit. */
+    static final int LOAD_SKIPPED = 0;
+    static final int LOAD_BOUND = 1;
+    static final int LOAD_DELETED = 2;
+    static final int LOAD_BOUND_EVICTING = 3;
+    static final int LOAD_UNDECLARED = 4;
+
+    /** {@code mp_map}: the PID is no producer's (below 0). */
+    static final int MAP_NOT_A_PRODUCER = 255;
+
+    /** A header slot: the window, then its length (host's), then the changed flag (module's). */
+    static final int WINDOW = 112;
+    static final int SLOT_LEN_OFFSET = 112;
+    static final int SLOT_CHANGED_OFFSET = 116;
+    static final int SLOT_BYTES = 120;
+
+    /** What a changed slot gives back: the CRC and the producer ID, at these batch offsets. */
+    static final int CRC_OFFSET = 17;
+    static final int CRC_BYTES = 4;
+    static final int PRODUCER_ID_OFFSET = 43;
+    static final int PRODUCER_ID_BYTES = 8;
+
+    /** The batch header's batchLength, read to find the next entry while gathering. */
+    static final int LENGTH_OFFSET = 8;
+    static final int LOG_OVERHEAD = 12;
+
+    static int getInt(byte[] b, int at) {
+        return (b[at] & 0xff) << 24 | (b[at + 1] & 0xff) << 16 | (b[at + 2] & 0xff) << 8 | (b[at + 3] & 0xff);
+    }
+
+    static long getLong(byte[] b, int at) {
+        return (long) getInt(b, at) << 32 | (getInt(b, at + 4) & 0xffffffffL);
+    }
+
+    static void putInt(byte[] b, int at, int v) {
+        b[at] = (byte) (v >>> 24);
+        b[at + 1] = (byte) (v >>> 16);
+        b[at + 2] = (byte) (v >>> 8);
+        b[at + 3] = (byte) v;
+    }
+}

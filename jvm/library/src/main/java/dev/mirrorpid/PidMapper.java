@@ -1,0 +1,428 @@
+package dev.mirrorpid;
+
+import com.dylibso.chicory.runtime.ExportFunction;
+import com.dylibso.chicory.runtime.Instance;
+import com.dylibso.chicory.runtime.Memory;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Objects;
+import java.util.OptionalInt;
+import org.apache.kafka.common.record.internal.MemoryRecords;
+
+/**
+ * The producer-ID mapper of one destination partition: what its leader uses to give every
+ * mirrored producer a PID of its own ({@code docs/DESIGN.md}).
+ *
+ * <p>A fetch from a source cluster is rewritten <b>in place</b> in the caller's buffer: the
+ * module is given each batch's first 112 bytes (its header, and a control batch's marker) and
+ * gives back the 12 bytes that change (the producer ID and the CRC, patched without reading the
+ * records), so the cost does not depend on the batches' size and the records are never copied.
+ *
+ * <p>The persistence protocol, for every fetch: {@link #rewrite}, then produce every returned
+ * record to {@code __mirror_state} and wait for it ({@code acks=all}), then {@link #confirm()},
+ * then append the batches. A failed call ({@link MirrorPidException}) changed nothing, the
+ * caller's buffer included.
+ *
+ * <p>Calls on one mapper are serialised (its methods are {@code synchronized}; a WebAssembly
+ * instance is single-threaded). {@link #close()} frees the module's memory; a closed mapper
+ * refuses every call with {@link IllegalStateException}.
+ */
+public final class PidMapper implements AutoCloseable {
+    private Instance instance;
+    private Memory memory;
+    private final int handle;
+    private final ExportFunction alloc, free, rewriteHeaders, map, outputPtr, outputLen,
+            snapshotRequired, loadRecord, snapshot, expire, expirePid, confirm, abort, pending,
+            mapperLen, lastErrorPtr, lastErrorLen;
+
+    /** The source cluster ID the module holds at {@link #sourcePtr}. */
+    private byte[] source = new byte[0];
+    private int sourcePtr, sourceCap;
+    /** The slots block in the module, and its capacity in slots. */
+    private int slotsPtr, slotsCap;
+    /** The gathered slots, and the offset of each slot's entry in the fetch. */
+    private byte[] slots = new byte[0];
+    private int[] offsets = new int[0];
+
+    private PidMapper(Instance instance, int handle) {
+        this.instance = instance;
+        this.memory = instance.memory();
+        this.handle = handle;
+        this.alloc = instance.export("mp_alloc");
+        this.free = instance.export("mp_free");
+        this.rewriteHeaders = instance.export("mp_rewrite_headers");
+        this.map = instance.export("mp_map");
+        this.outputPtr = instance.export("mp_output_ptr");
+        this.outputLen = instance.export("mp_output_len");
+        this.snapshotRequired = instance.export("mp_snapshot_required");
+        this.loadRecord = instance.export("mp_load_record");
+        this.snapshot = instance.export("mp_snapshot");
+        this.expire = instance.export("mp_expire");
+        this.expirePid = instance.export("mp_expire_pid");
+        this.confirm = instance.export("mp_confirm");
+        this.abort = instance.export("mp_abort");
+        this.pending = instance.export("mp_pending");
+        this.mapperLen = instance.export("mp_mapper_len");
+        this.lastErrorPtr = instance.export("mp_last_error_ptr");
+        this.lastErrorLen = instance.export("mp_last_error_len");
+    }
+
+    static PidMapper create(MirrorPid module, String configJson) {
+        Instance instance = module.instantiate();
+        byte[] config = configJson.getBytes(StandardCharsets.UTF_8);
+        int h = Call.made(instance, "mp_mapper_new", config);
+        return new PidMapper(instance, h);
+    }
+
+    static PidMapper restore(MirrorPid module, byte[] snapshot) {
+        Instance instance = module.instantiate();
+        int h = Call.made(instance, "mp_restore", snapshot);
+        return new PidMapper(instance, h);
+    }
+
+    /**
+     * Maps one producer ID from a source cluster, as a rewrite maps a batch's. A new binding is
+     * pending until {@link #confirm()}: persist {@link MapResult#records()} first.
+     */
+    public synchronized MapResult map(String sourceClusterId, long pid, long nowMs) {
+        int salt = status("mp_map", () -> map.apply(handle, putSource(sourceClusterId), source.length, pid, nowMs));
+        byte[] out = output();
+        List<StateRecord> records = records(out, out.length - 8);
+        long mapped = Abi.getLong(out, out.length - 8);
+        boolean collision = !records.isEmpty() && flag();
+        return new MapResult(mapped, salt == Abi.MAP_NOT_A_PRODUCER ? OptionalInt.empty() : OptionalInt.of(salt),
+                records, collision);
+    }
+
+    /**
+     * Rewrites, in place, every mirrored batch of the fetch in {@code fetch}'s remaining bytes
+     * (its position and limit are not changed) that arrived from {@code sourceClusterId}: a
+     * batch's producer ID and CRC, 12 bytes of it. A truncated last batch is left untouched and
+     * not counted in {@link RewriteResult#consumed()}: pass it again with the next fetch.
+     *
+     * @throws MirrorPidException the fetch was refused (a malformed batch, an undeclared origin,
+     *     a capacity limit): nothing changed
+     * @throws IllegalArgumentException the buffer is read-only
+     */
+    public RewriteResult rewrite(String sourceClusterId, ByteBuffer fetch, long nowMs) {
+        return rewrite(sourceClusterId, fetch, nowMs, false);
+    }
+
+    /**
+     * {@link #rewrite(String, ByteBuffer, long)}; with {@code complete}, the buffer must end on a
+     * batch boundary (a produce request, a file): a truncated tail is {@link Code#BatchOverrun}.
+     */
+    public synchronized RewriteResult rewrite(String sourceClusterId, ByteBuffer fetch, long nowMs, boolean complete) {
+        Objects.requireNonNull(fetch, "fetch");
+        if (fetch.isReadOnly()) {
+            throw new IllegalArgumentException("the fetch buffer is read-only: a rewrite writes 12 bytes of each batch into it");
+        }
+        ensureOpen();
+        int base = fetch.position();
+        int length = fetch.remaining();
+        int count = gather(fetch, base, length);
+        int srcPtr = putSource(sourceClusterId);
+        ensureSlots(count);
+        memory.write(slotsPtr, slots, 0, count * Abi.SLOT_BYTES);
+        int flags = complete ? Abi.FLAG_COMPLETE : 0;
+        int consumed = status("mp_rewrite_headers", () -> rewriteHeaders.apply(
+                handle, srcPtr, source.length, slotsPtr, count, length, nowMs, flags));
+        // Success: nothing can fail from here on. The changed slots' 12 bytes go back.
+        byte[] back = memory.readBytes(slotsPtr, count * Abi.SLOT_BYTES);
+        for (int i = 0; i < count; i++) {
+            int slot = i * Abi.SLOT_BYTES;
+            if (Abi.getInt(back, slot + Abi.SLOT_CHANGED_OFFSET) == 1) {
+                int at = base + offsets[i];
+                fetch.put(at + Abi.CRC_OFFSET, back, slot + Abi.CRC_OFFSET, Abi.CRC_BYTES);
+                fetch.put(at + Abi.PRODUCER_ID_OFFSET, back, slot + Abi.PRODUCER_ID_OFFSET, Abi.PRODUCER_ID_BYTES);
+            }
+        }
+        byte[] out = outputIfAny();
+        List<StateRecord> records = out == null ? List.of() : records(out, out.length);
+        return new RewriteResult(consumed, records, !records.isEmpty() && flag());
+    }
+
+    /** {@link #rewrite(String, ByteBuffer, long)} on Kafka's {@code MemoryRecords}, in place. */
+    public RewriteResult rewrite(String sourceClusterId, MemoryRecords records, long nowMs) {
+        Objects.requireNonNull(records, "records");
+        return rewrite(sourceClusterId, records.buffer(), nowMs, false);
+    }
+
+    /**
+     * Gathers the header slots of the fetch at {@code base}, {@code length} bytes, into {@link
+     * #slots} ({@code docs/ABI.md}'s loop); returns how many.
+     */
+    private int gather(ByteBuffer fetch, int base, int length) {
+        int count = 0;
+        long pos = 0;
+        while (pos < length) {
+            if (count == offsets.length) {
+                int grown = Math.max(16, count * 2);
+                offsets = Arrays.copyOf(offsets, grown);
+                slots = Arrays.copyOf(slots, grown * Abi.SLOT_BYTES);
+            }
+            int at = (int) pos;
+            int n = (int) Math.min(Abi.WINDOW, length - pos);
+            int slot = count * Abi.SLOT_BYTES;
+            fetch.get(base + at, slots, slot, n);
+            Abi.putInt(slots, slot + Abi.SLOT_LEN_OFFSET, n);
+            offsets[count++] = at;
+            if (n < Abi.LOG_OVERHEAD) {
+                break;
+            }
+            int batchLength = Abi.getInt(slots, slot + Abi.LENGTH_OFFSET);
+            if (batchLength < 0) {
+                break;
+            }
+            pos += Abi.LOG_OVERHEAD + (long) batchLength;
+        }
+        return count;
+    }
+
+    /**
+     * Applies one {@code __mirror_state} record ({@code value} null: a tombstone), as a new
+     * leader does while replaying the topic in log order.
+     */
+    public synchronized LoadResult loadRecord(byte[] key, byte[] value) {
+        Objects.requireNonNull(key, "key");
+        ensureOpen();
+        int[] blocks = new int[2];
+        try {
+            blocks[0] = put(key);
+            blocks[1] = value == null ? 0 : put(value);
+            int kp = blocks[0], vp = blocks[1];
+            int status = status("mp_load_record", () -> loadRecord.apply(
+                    handle, kp, key.length, vp, value == null ? -1 : value.length));
+            LoadResult.Outcome outcome;
+            switch (status & ~Abi.LOAD_UNDECLARED) {
+                case Abi.LOAD_SKIPPED: outcome = LoadResult.Outcome.SKIPPED; break;
+                case Abi.LOAD_BOUND: outcome = LoadResult.Outcome.BOUND; break;
+                case Abi.LOAD_DELETED: outcome = LoadResult.Outcome.DELETED; break;
+                case Abi.LOAD_BOUND_EVICTING: outcome = LoadResult.Outcome.BOUND_EVICTING; break;
+                default: throw new IllegalStateException("mp_load_record returned " + status);
+            }
+            return new LoadResult(outcome, (status & Abi.LOAD_UNDECLARED) != 0);
+        } finally {
+            release(blocks);
+        }
+    }
+
+    /** Confirms every pending binding once its records are durable; returns how many. */
+    public synchronized int confirm() {
+        return status("mp_confirm", () -> confirm.apply(handle));
+    }
+
+    /** Takes back every pending binding and every change since the last confirm; how many. */
+    public synchronized int abort() {
+        return status("mp_abort", () -> abort.apply(handle));
+    }
+
+    /** How many bindings await {@link #confirm()}. */
+    public synchronized int pending() {
+        return status("mp_pending", () -> pending.apply(handle));
+    }
+
+    /** How many identities are bound, pending ones included. */
+    public synchronized int size() {
+        return status("mp_mapper_len", () -> mapperLen.apply(handle));
+    }
+
+    /** The confirmed state as snapshot bytes, for {@link MirrorPid#restore}. */
+    public synchronized byte[] snapshot() {
+        int n = status("mp_snapshot", () -> snapshot.apply(handle));
+        return memory.readBytes(status("mp_output_ptr", () -> outputPtr.apply(handle)), n);
+    }
+
+    /** Drops bindings idle for {@code producerExpirationMs}; returns their tombstones. */
+    public synchronized List<StateRecord> expire(long nowMs) {
+        status("mp_expire", () -> expire.apply(handle, nowMs));
+        byte[] out = output();
+        return records(out, out.length);
+    }
+
+    /** Drops every binding of one mapped PID (the producer state expired it); tombstones. */
+    public synchronized List<StateRecord> expirePid(long mapped) {
+        status("mp_expire_pid", () -> expirePid.apply(handle, mapped));
+        byte[] out = output();
+        return records(out, out.length);
+    }
+
+    /** Frees the module's memory. Idempotent. */
+    @Override
+    public synchronized void close() {
+        instance = null;
+        memory = null;
+    }
+
+    /** Whether {@link #close()} was called (or a trap closed it). */
+    public synchronized boolean isClosed() {
+        return instance == null;
+    }
+
+    // ---- the ABI's conventions -------------------------------------------------------------
+
+    private void ensureOpen() {
+        if (instance == null) {
+            throw new IllegalStateException("this PidMapper is closed");
+        }
+    }
+
+    /** Runs an export returning a status: the value, or the error it names. */
+    private int status(String export, java.util.function.Supplier<long[]> call) {
+        ensureOpen();
+        int status;
+        try {
+            status = (int) call.get()[0];
+        } catch (RuntimeException e) {
+            // A trap or a runtime failure: the instance cannot be trusted any more.
+            close();
+            throw new ModuleTrappedException(export, e);
+        }
+        if (status < 0) {
+            throw error(status);
+        }
+        return status;
+    }
+
+    private MirrorPidException error(int status) {
+        int p = (int) lastErrorPtr.apply()[0];
+        int n = (int) lastErrorLen.apply()[0];
+        String message = new String(memory.readBytes(p, n), StandardCharsets.UTF_8);
+        Code code = Code.ofStatus(status);
+        if (code == null) {
+            throw new IllegalStateException("the module returned the unknown status " + status + ": " + message);
+        }
+        return new MirrorPidException(code, message);
+    }
+
+    private boolean flag() {
+        return status("mp_snapshot_required", () -> snapshotRequired.apply(handle)) == 1;
+    }
+
+    private byte[] output() {
+        int p = status("mp_output_ptr", () -> outputPtr.apply(handle));
+        int n = status("mp_output_len", () -> outputLen.apply(handle));
+        return memory.readBytes(p, n);
+    }
+
+    /** The output unless it is the empty record list (one call, not three, in the common case). */
+    private byte[] outputIfAny() {
+        int n = status("mp_output_len", () -> outputLen.apply(handle));
+        if (n == 4) {
+            return null;
+        }
+        int p = status("mp_output_ptr", () -> outputPtr.apply(handle));
+        return memory.readBytes(p, n);
+    }
+
+    /** The record-list layout in {@code out[0, end)}. */
+    private static List<StateRecord> records(byte[] out, int end) {
+        int n = Abi.getInt(out, 0);
+        List<StateRecord> list = new ArrayList<>(n);
+        int at = 4;
+        for (int i = 0; i < n; i++) {
+            int kl = Abi.getInt(out, at);
+            byte[] key = Arrays.copyOfRange(out, at + 4, at + 4 + kl);
+            at += 4 + kl;
+            int vl = Abi.getInt(out, at);
+            at += 4;
+            byte[] value = null;
+            if (vl >= 0) {
+                value = Arrays.copyOfRange(out, at, at + vl);
+                at += vl;
+            }
+            list.add(new StateRecord(key, value));
+        }
+        if (at != end) {
+            throw new IllegalStateException("malformed record list from the module");
+        }
+        return list;
+    }
+
+    /** The source ID in its block, kept between calls (copied only when it changes). */
+    private int putSource(String sourceClusterId) {
+        Objects.requireNonNull(sourceClusterId, "sourceClusterId");
+        ensureOpen();
+        byte[] id = sourceClusterId.getBytes(StandardCharsets.UTF_8);
+        if (Arrays.equals(id, source) && (id.length == 0 || sourcePtr != 0)) {
+            return sourcePtr;
+        }
+        if (id.length > sourceCap) {
+            if (sourcePtr != 0) {
+                status("mp_free", () -> free.apply(sourcePtr));
+            }
+            sourcePtr = 0;
+            sourceCap = 0;
+            int cap = Math.max(64, id.length);
+            sourcePtr = status("mp_alloc", () -> alloc.apply(cap));
+            sourceCap = cap;
+        }
+        if (id.length > 0) {
+            memory.write(sourcePtr, id);
+        }
+        source = id;
+        return id.length == 0 ? 0 : sourcePtr;
+    }
+
+    private void ensureSlots(int count) {
+        if (count <= slotsCap) {
+            return;
+        }
+        if (slotsPtr != 0) {
+            status("mp_free", () -> free.apply(slotsPtr));
+            slotsPtr = 0;
+            slotsCap = 0;
+        }
+        int cap = Math.max(16, Integer.highestOneBit(count - 1) << 1);
+        slotsPtr = status("mp_alloc", () -> alloc.apply((long) cap * Abi.SLOT_BYTES));
+        slotsCap = cap;
+    }
+
+    private int put(byte[] bytes) {
+        if (bytes.length == 0) {
+            return 0;
+        }
+        int p = status("mp_alloc", () -> alloc.apply(bytes.length));
+        memory.write(p, bytes);
+        return p;
+    }
+
+    private void release(int[] blocks) {
+        for (int p : blocks) {
+            if (p != 0 && instance != null) {
+                free.apply(p);
+            }
+        }
+    }
+
+    /** Calls made before a mapper exists. */
+    private static final class Call {
+        static int made(Instance instance, String export, byte[] input) {
+            Memory memory = instance.memory();
+            int p = 0;
+            if (input.length > 0) {
+                p = (int) instance.export("mp_alloc").apply(input.length)[0];
+                if (p < 0) {
+                    throw failure(instance, p);
+                }
+                memory.write(p, input);
+            }
+            int h = (int) instance.export(export).apply(p, input.length)[0];
+            if (h < 0) {
+                throw failure(instance, h);
+            }
+            return h;
+        }
+
+        static MirrorPidException failure(Instance instance, int status) {
+            int p = (int) instance.export("mp_last_error_ptr").apply()[0];
+            int n = (int) instance.export("mp_last_error_len").apply()[0];
+            String message = new String(instance.memory().readBytes(p, n), StandardCharsets.UTF_8);
+            Code code = Code.ofStatus(status);
+            return new MirrorPidException(code == null ? Code.InvalidInput : code, message);
+        }
+    }
+}
