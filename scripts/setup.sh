@@ -68,6 +68,15 @@ wasm_opt() {
     "$1" -o "$2"
 }
 
+# Java 17 and Maven for jvm/ (this machine kind ships both; Debian's otherwise).
+ensure_maven() {
+  if ! command -v mvn >/dev/null || ! command -v javac >/dev/null; then
+    log "installing Debian maven and openjdk-17-jdk-headless"
+    apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq maven openjdk-17-jdk-headless >/dev/null
+  fi
+}
+
 ensure_chromium() {
   local chromium chromedriver
   chromium=$(manifest get tools.chromium)

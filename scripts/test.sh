@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Runs every test on a fresh machine, installing what is missing first:
 # fmt, clippy, native tests, the WASM builds, the broker module in wasmtime,
-# a bounded fuzz smoke run, wasm-pack tests in Node and headless Chromium,
-# and the playground's page tests in headless Chromium.
+# the JVM library on Chicory (Maven), a bounded fuzz smoke run, wasm-pack
+# tests in Node and headless Chromium, and the playground's page tests in
+# headless Chromium.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/setup.sh"
 enter_root
@@ -43,6 +44,10 @@ bash scripts/build.sh
 
 log "broker module in wasmtime (no imports)"
 cargo test -p mirrorpid-host --release
+
+log "JVM library on Chicory (jvm/: mvn -B install, javac -Xlint:all -Werror, JUnit)"
+ensure_maven
+(cd jvm && mvn -B --no-transfer-progress install)
 
 log "fuzz smoke: every target for a few seconds (docs/RELIABILITY.md has the long runs)"
 bash scripts/fuzz.sh smoke "${FUZZ_SMOKE_SECONDS:-5}"

@@ -65,6 +65,23 @@ public final class MirrorPid {
         return mode;
     }
 
+    /**
+     * Whether this JVM compiles huge methods ({@code -XX:-DontCompileHugeMethods}). HotSpot
+     * leaves methods over 8,000 bytes of bytecode to its interpreter, and Chicory turns the
+     * module's largest functions (its batch loop among them) into such methods: without the
+     * flag a rewrite runs about four times slower ({@code docs/PERFORMANCE.md}). {@code false}
+     * when the JVM says it does not, or does not say.
+     */
+    public static boolean compilesHugeMethods() {
+        try {
+            com.sun.management.HotSpotDiagnosticMXBean hotspot = java.lang.management.ManagementFactory
+                    .getPlatformMXBean(com.sun.management.HotSpotDiagnosticMXBean.class);
+            return hotspot != null && "false".equals(hotspot.getVMOption("DontCompileHugeMethods").getValue());
+        } catch (RuntimeException e) {
+            return false;
+        }
+    }
+
     /** A mapper for a new destination partition leader with no state yet. */
     public PidMapper newMapper(MapperConfig config) {
         Objects.requireNonNull(config, "config");

@@ -1,0 +1,118 @@
+package dev.mirrorpid.bench;
+
+import dev.mirrorpid.MapperConfig;
+import dev.mirrorpid.MirrorPid;
+import dev.mirrorpid.PidMapper;
+import dev.mirrorpid.RewriteResult;
+import java.nio.ByteBuffer;
+import java.util.concurrent.TimeUnit;
+import org.apache.kafka.common.Uuid;
+import org.apache.kafka.common.compress.Compression;
+import org.apache.kafka.common.record.internal.MemoryRecords;
+import org.apache.kafka.common.record.internal.SimpleRecord;
+import org.apache.kafka.common.utils.internals.Crc32C;
+import org.openjdk.jmh.annotations.Benchmark;
+import org.openjdk.jmh.annotations.BenchmarkMode;
+import org.openjdk.jmh.annotations.Fork;
+import org.openjdk.jmh.annotations.Level;
+import org.openjdk.jmh.annotations.Measurement;
+import org.openjdk.jmh.annotations.Mode;
+import org.openjdk.jmh.annotations.OutputTimeUnit;
+import org.openjdk.jmh.annotations.Param;
+import org.openjdk.jmh.annotations.Scope;
+import org.openjdk.jmh.annotations.Setup;
+import org.openjdk.jmh.annotations.State;
+import org.openjdk.jmh.annotations.TearDown;
+import org.openjdk.jmh.annotations.Warmup;
+
+/**
+ * The JVM rewrite side by side with the naive one, in one run: mirrorpid's header rewrite
+ * through the module on Chicory (each mode) against what the KIP prototype describes (write
+ * the mapped PID at offset 43, recompute the CRC with Kafka's {@code Crc32C} over the rest).
+ *
+ * <p>{@code fetch}: one fetch of {@code batches} batches of {@code batchBytes} bytes each, its
+ * producers already bound (the steady state). Every invocation first puts the original
+ * producer IDs back (the same 12-byte copy per batch for both sides), so each call rewrites
+ * the same fetch. Results in {@code docs/PERFORMANCE.md}; {@code scripts/bench-jvm.sh} runs it.
+ */
+@State(Scope.Thread)
+@BenchmarkMode(Mode.AverageTime)
+@OutputTimeUnit(TimeUnit.NANOSECONDS)
+@Warmup(iterations = 3, time = 1)
+@Measurement(iterations = 5, time = 1)
+@Fork(1)
+public class RewriteBench {
+    /** Bytes of each batch (about: the records' payload is sized to it). */
+    @Param({"256", "1024", "16384", "1048576"})
+    public int batchBytes;
+
+    /** Batches in the fetch. */
+    @Param({"1"})
+    public int batches;
+
+    /** COMPILER or INTERPRETER (mirrorpid only). */
+    @Param({"COMPILER"})
+    public String mode;
+
+    private ByteBuffer fetch;
+    private int[] offsets;
+    private long[] original;
+    private long[] mapped;
+    private PidMapper mapper;
+
+    @Setup(Level.Trial)
+    public void setup() {
+        int payload = Math.max(1, batchBytes - 61 - 20);
+        ByteBuffer all = ByteBuffer.allocate((batchBytes + 64) * batches);
+        offsets = new int[batches];
+        original = new long[batches];
+        for (int i = 0; i < batches; i++) {
+            MemoryRecords r = MemoryRecords.withIdempotentRecords(Compression.NONE, 1000L + i, (short) 0, 0,
+                    new SimpleRecord(new byte[payload]));
+            offsets[i] = all.position();
+            original[i] = 1000L + i;
+            all.put(r.buffer());
+        }
+        fetch = all.flip();
+        mapper = MirrorPid.load(MirrorPid.Mode.valueOf(mode))
+                .newMapper(MapperConfig.builder(Uuid.fromString("bxw7Kp1OS3-KHC0-T1prfA"), 0).build());
+        // Bind every producer once (the steady state), and learn their mapped PIDs.
+        mapped = new long[batches];
+        for (int i = 0; i < batches; i++) {
+            mapped[i] = mapper.map("A", original[i], 1).mapped();
+        }
+        mapper.confirm();
+    }
+
+    @TearDown(Level.Trial)
+    public void close() {
+        mapper.close();
+    }
+
+    private void restore() {
+        for (int i = 0; i < offsets.length; i++) {
+            fetch.putLong(offsets[i] + 43, original[i]);
+        }
+    }
+
+    @Benchmark
+    public int mirrorpid() {
+        restore();
+        RewriteResult r = mapper.rewrite("A", fetch, 2);
+        return r.consumed();
+    }
+
+    @Benchmark
+    public long naive() {
+        restore();
+        long crc = 0;
+        for (int i = 0; i < offsets.length; i++) {
+            int at = offsets[i];
+            int size = 12 + fetch.getInt(at + 8);
+            fetch.putLong(at + 43, mapped[i]);
+            crc = Crc32C.compute(fetch, at + 21, size - 21);
+            fetch.putInt(at + 17, (int) crc);
+        }
+        return crc;
+    }
+}

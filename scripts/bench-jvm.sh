@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# The JVM benchmark (JMH, jvm/bench): mirrorpid's header rewrite through the
+# module on Chicory, each mode, beside the naive Java rewrite (PID at offset
+# 43, CRC-32C recomputed with Kafka's Crc32C), in one run; then the same with
+# HotSpot compiling huge methods (-XX:-DontCompileHugeMethods). Prints JMH's
+# tables; docs/PERFORMANCE.md quotes them. Not part of the test command.
+#
+#   scripts/bench-jvm.sh [extra JMH arguments]
+set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/setup.sh"
+enter_root
+[ -f dist/mirrorpid_broker.wasm ] || bash scripts/build.sh
+(cd jvm && mvn -B -q install -DskipTests)
+cp_file=$(mktemp)
+trap 'rm -f "$cp_file"' EXIT
+(cd jvm/bench && mvn -B -q dependency:build-classpath -Dmdep.outputFile="$cp_file")
+cp="jvm/bench/target/classes:$(cat "$cp_file")"
+sizes="batchBytes=256,1024,4096,16384,65536,1048576"
+for flags in "" "-XX:-DontCompileHugeMethods"; do
+  log "JMH: one batch of each size ${flags:+($flags)}"
+  java -cp "$cp" org.openjdk.jmh.Main RewriteBench -p "$sizes" -p batches=1 \
+    -p mode=COMPILER,INTERPRETER ${flags:+-jvmArgsAppend "$flags"} "$@"
+  log "JMH: fetches of 1, 10, 100, 1000 batches of 256 bytes ${flags:+($flags)}"
+  java -cp "$cp" org.openjdk.jmh.Main RewriteBench -p batchBytes=256 -p batches=1,10,100,1000 \
+    -p mode=COMPILER ${flags:+-jvmArgsAppend "$flags"} "$@"
+done
