@@ -20,7 +20,10 @@ use mirrorpid::batch::{BatchBuilder, ControlType};
 use mirrorpid::{Mapper, MapperConfig, RewriteOptions};
 use serde_json::{json, Value};
 
-const PATH: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/jvm-rewrites.json");
+const PATH: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/tests/fixtures/jvm-rewrites.json"
+);
 
 fn records(pid: i64, epoch: i16, transactional: bool, n: usize) -> Vec<Record> {
     (0..n)

@@ -112,6 +112,10 @@ impl<K: Ord + Copy, V> Sorted<K, V> {
     }
 }
 
+/// What `State::with_fetch` runs: the source, the mapper's slot and the
+/// host's bytes in, a status out.
+type FetchCall<'a> = dyn FnMut(&str, &mut Slot, &mut [u8]) -> Result<i32, Failure> + 'a;
+
 /// The blocks `mp_alloc` handed out, by address.
 type Blocks = Sorted<usize, Box<[u8]>>;
 
@@ -211,7 +215,7 @@ impl State {
         handle: i32,
         (src_ptr, src_len): (i32, i32),
         (buf_ptr, buf_len): (i32, i32),
-        f: &mut dyn FnMut(&str, &mut Slot, &mut [u8]) -> Result<i32, Failure>,
+        f: &mut FetchCall<'_>,
     ) -> Result<i32, Failure> {
         let raw = self
             .allocs
