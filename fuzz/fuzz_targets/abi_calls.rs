@@ -8,9 +8,9 @@ use std::sync::OnceLock;
 
 use arbitrary::Arbitrary;
 use libfuzzer_sys::fuzz_target;
-use mirrorpid_host::{default_module_path, BrokerModule};
+use mirrorpid_host::BrokerModule;
 use wasmtime::Val::{self, I32, I64};
-use wasmtime::{Config, Engine, InstanceAllocationStrategy, Module, PoolingAllocationConfig};
+use wasmtime::{Engine, Module};
 
 #[path = "../../tests/common/batches.rs"]
 mod batches;
@@ -93,21 +93,7 @@ const MAX_ALLOCATED: i64 = 1 << 20;
 
 fn compiled() -> &'static (Engine, Module) {
     static M: OnceLock<(Engine, Module)> = OnceLock::new();
-    M.get_or_init(|| {
-        // The pooling allocator makes an instance per input cheap.
-        let mut pool = PoolingAllocationConfig::default();
-        pool.total_memories(4)
-            .total_core_instances(4)
-            .max_memory_size(MAX_MEMORY)
-            // Reset the pages an input touched with a memset, not madvise.
-            .linear_memory_keep_resident(2 << 20);
-        let mut config = Config::new();
-        config.allocation_strategy(InstanceAllocationStrategy::Pooling(pool));
-        let engine = Engine::new(&config).expect("a pooling engine");
-        let module =
-            Module::from_file(&engine, default_module_path()).expect("scripts/build.sh first");
-        (engine, module)
-    })
+    M.get_or_init(|| mirrorpid_fuzz::pooled_module(MAX_MEMORY))
 }
 
 struct Run {

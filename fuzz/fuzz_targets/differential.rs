@@ -19,8 +19,8 @@ use arbitrary::{Arbitrary, Unstructured};
 use libfuzzer_sys::fuzz_target;
 use mirrorpid::batch::{BatchBuilder, ControlType, RecordSpec};
 use mirrorpid::{Mapper, MapperConfig, RewriteOptions, StateRecord};
-use mirrorpid_host::{default_module_path, AbiError, BrokerModule, RawRecord};
-use wasmtime::{Config, Engine, InstanceAllocationStrategy, Module, PoolingAllocationConfig};
+use mirrorpid_host::{AbiError, BrokerModule, RawRecord};
+use wasmtime::{Engine, Module};
 
 const TOPIC_HEX: &str = "6f1c3b2a-9d4e-4b7f-8a1c-2d3e4f5a6b7c";
 const OTHER_TOPIC: &str = "bxw7Kp1OS3-KHC0-T1prfA";
@@ -45,19 +45,7 @@ const MAX_MEMORY: usize = 64 << 20;
 
 fn compiled() -> &'static (Engine, Module) {
     static M: OnceLock<(Engine, Module)> = OnceLock::new();
-    M.get_or_init(|| {
-        let mut pool = PoolingAllocationConfig::default();
-        pool.total_memories(2)
-            .total_core_instances(2)
-            .max_memory_size(MAX_MEMORY)
-            .linear_memory_keep_resident(2 << 20);
-        let mut config = Config::new();
-        config.allocation_strategy(InstanceAllocationStrategy::Pooling(pool));
-        let engine = Engine::new(&config).expect("a pooling engine");
-        let module =
-            Module::from_file(&engine, default_module_path()).expect("scripts/build.sh first");
-        (engine, module)
-    })
+    M.get_or_init(|| mirrorpid_fuzz::pooled_module(MAX_MEMORY))
 }
 
 /// A PID at the interesting places of each space.

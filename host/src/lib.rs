@@ -365,16 +365,7 @@ impl BrokerModule {
             .map_err(trap);
         let result = status.and_then(|s| self.check(s)).and_then(|consumed| {
             buf.copy_from_slice(&self.read(bp, bl));
-            let records = self.output_records(handle)?;
-            let flag = self
-                .snapshot_required
-                .call(&mut self.store, handle)
-                .map_err(trap)?;
-            Ok(Rewritten {
-                consumed: consumed as usize,
-                records,
-                snapshot_required: flag == 1,
-            })
+            self.rewritten(handle, consumed)
         });
         self.release(sp);
         self.release(bp);
@@ -412,18 +403,9 @@ impl BrokerModule {
             .call(&mut self.store, args)
             .map_err(trap);
         let result = status.and_then(|s| self.check(s)).and_then(|consumed| {
-            let rewritten = self.read(bp, bl);
-            mirrorpid::batch::write_back(&rewritten, &offsets, fetch);
-            let records = self.output_records(handle)?;
-            let flag = self
-                .snapshot_required
-                .call(&mut self.store, handle)
-                .map_err(trap)?;
-            Ok(Rewritten {
-                consumed: consumed as usize,
-                records,
-                snapshot_required: flag == 1,
-            })
+            let slots = self.read(bp, bl);
+            mirrorpid::batch::write_back(&slots, &offsets, fetch);
+            self.rewritten(handle, consumed)
         });
         self.release(sp);
         self.release(bp);
@@ -465,6 +447,21 @@ impl BrokerModule {
         });
         self.release(sp);
         result
+    }
+
+    /// A successful rewrite's result: `consumed`, the output's records and
+    /// the snapshot-required flag.
+    fn rewritten(&mut self, handle: i32, consumed: i32) -> Result<Rewritten, AbiError> {
+        let records = self.output_records(handle)?;
+        let flag = self
+            .snapshot_required
+            .call(&mut self.store, handle)
+            .map_err(trap)?;
+        Ok(Rewritten {
+            consumed: consumed as usize,
+            records,
+            snapshot_required: flag == 1,
+        })
     }
 
     /// `mp_rewrite` on a buffer already in guest memory (`put` earlier);
