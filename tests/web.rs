@@ -27,7 +27,7 @@ fn message(err: wasm_bindgen::JsError) -> String {
 }
 
 fn mapper() -> PidMapper {
-    PidMapper::new(common::TOPIC.into(), 0, None).unwrap()
+    PidMapper::new(common::TOPIC.into(), 0.into(), None).unwrap()
 }
 
 /// Bytes as the `Uint8Array` a JS caller passes.
@@ -47,7 +47,7 @@ fn every_f_vector() {
         let got = map_pid(
             v.source.as_str().into(),
             JsValue::from(v.pid),
-            v.salt as u32,
+            JsValue::from(v.salt as u32),
         )
         .unwrap();
         assert_eq!(got, v.mapped, "F({:?}, {}, {})", v.source, v.pid, v.salt);
@@ -136,10 +136,10 @@ fn errors_are_js_errors_and_change_nothing() {
     assert!(message(err).starts_with("Truncated"));
     let err = PidMapper::restore(u8a(&[1, 2, 3])).unwrap_err();
     assert!(message(err).starts_with("ForeignSnapshot"));
-    let err = PidMapper::new("nope".into(), 0, None).err().unwrap();
+    let err = PidMapper::new("nope".into(), 0.into(), None).err().unwrap();
     assert!(message(err).starts_with("InvalidTopicId"));
     let opts = JSON::parse(r#"{"durability":"sometimes"}"#).unwrap();
-    let err = PidMapper::new(common::TOPIC.into(), 0, Some(opts))
+    let err = PidMapper::new(common::TOPIC.into(), 0.into(), Some(opts))
         .err()
         .unwrap();
     assert!(message(err).contains("durability"));
@@ -160,7 +160,7 @@ fn errors_are_js_errors_and_change_nothing() {
 #[wasm_bindgen_test]
 fn rewrite_snapshot_restore_expire() {
     let opts = JSON::parse(r#"{"producerExpirationMs": 1000}"#).unwrap();
-    let mut m = PidMapper::new(common::TOPIC.into(), 0, Some(opts)).unwrap();
+    let mut m = PidMapper::new(common::TOPIC.into(), 0.into(), Some(opts)).unwrap();
     let batch = BatchBuilder {
         producer_id: 5,
         producer_epoch: 0,
@@ -266,7 +266,7 @@ fn plan_clusters_finds_the_reference_pair() {
 #[wasm_bindgen_test]
 fn unknown_option_keys_are_errors() {
     let typo = JSON::parse(r#"{"durabilty":"collisions"}"#).unwrap();
-    let err = PidMapper::new(common::TOPIC.into(), 0, Some(typo))
+    let err = PidMapper::new(common::TOPIC.into(), 0.into(), Some(typo))
         .err()
         .unwrap();
     assert!(message(err).contains("durabilty"));
@@ -284,8 +284,8 @@ fn unknown_option_keys_are_errors() {
     assert_eq!(m.size(), 0, "nothing ran");
     // Known keys, null and undefined are fine.
     let ok = JSON::parse(r#"{"durability":"collisions","producerExpirationMs":null}"#).unwrap();
-    assert!(PidMapper::new(common::TOPIC.into(), 0, Some(ok)).is_ok());
-    assert!(PidMapper::new(common::TOPIC.into(), 0, Some(JsValue::NULL)).is_ok());
+    assert!(PidMapper::new(common::TOPIC.into(), 0.into(), Some(ok)).is_ok());
+    assert!(PidMapper::new(common::TOPIC.into(), 0.into(), Some(JsValue::NULL)).is_ok());
 }
 
 /// Finding 14: every 64-bit value comes back as a BigInt, and goes in as a
@@ -348,7 +348,7 @@ fn one_int64_convention() {
     }
     mirrorpid::js::use_plain_results(false);
     let opts = JSON::parse(r#"{"producerExpirationMs":"1e3"}"#).unwrap();
-    assert!(PidMapper::new(common::TOPIC.into(), 0, Some(opts)).is_err());
+    assert!(PidMapper::new(common::TOPIC.into(), 0.into(), Some(opts)).is_err());
 }
 
 /// A source that sends nothing but new PIDs meets the capacity limits:
@@ -374,7 +374,7 @@ fn capacity_limits_in_js() {
     victim.confirm();
     let opts = JSON::parse(r#"{"producerExpirationMs":1000,"maxBindings":"1000","maxClusters":1}"#)
         .unwrap();
-    let mut flood = PidMapper::new(common::TOPIC.into(), 0, Some(opts)).unwrap();
+    let mut flood = PidMapper::new(common::TOPIC.into(), 0.into(), Some(opts)).unwrap();
     let mut refused = 0;
     for round in 0..20 {
         match flood.rewrite_batches(
@@ -418,9 +418,13 @@ fn capacity_limits_in_js() {
         r#"{"maxClusters":-1}"#,
         r#"{"maxClusterIdBytes":"x"}"#,
     ] {
-        let err = PidMapper::new(common::TOPIC.into(), 0, Some(JSON::parse(bad).unwrap()))
-            .err()
-            .unwrap();
+        let err = PidMapper::new(
+            common::TOPIC.into(),
+            0.into(),
+            Some(JSON::parse(bad).unwrap()),
+        )
+        .err()
+        .unwrap();
         assert!(message(err).starts_with("InvalidInput"), "{bad}");
     }
 }
