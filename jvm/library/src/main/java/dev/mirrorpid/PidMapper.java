@@ -36,7 +36,7 @@ public final class PidMapper implements AutoCloseable {
     private final int handle;
     private final ExportFunction alloc, free, rewriteHeaders, map, outputPtr, outputLen,
             snapshotRequired, loadRecord, snapshot, expire, expirePid, confirm, abort, pending,
-            mapperLen, lastErrorPtr, lastErrorLen;
+            mapperLen;
 
     /** The source cluster ID the module holds at {@link #sourcePtr}. */
     private byte[] source = new byte[0];
@@ -66,8 +66,6 @@ public final class PidMapper implements AutoCloseable {
         this.abort = instance.export("mp_abort");
         this.pending = instance.export("mp_pending");
         this.mapperLen = instance.export("mp_mapper_len");
-        this.lastErrorPtr = instance.export("mp_last_error_ptr");
-        this.lastErrorLen = instance.export("mp_last_error_len");
     }
 
     static PidMapper create(MirrorPid module, String configJson) {
@@ -288,14 +286,7 @@ public final class PidMapper implements AutoCloseable {
     }
 
     private MirrorPidException error(int status) {
-        int p = (int) lastErrorPtr.apply()[0];
-        int n = (int) lastErrorLen.apply()[0];
-        String message = new String(memory.readBytes(p, n), StandardCharsets.UTF_8);
-        Code code = Code.ofStatus(status);
-        if (code == null) {
-            throw new IllegalStateException("the module returned the unknown status " + status + ": " + message);
-        }
-        return new MirrorPidException(code, message);
+        return Call.failure(instance, status);
     }
 
     private boolean flag() {
@@ -417,12 +408,16 @@ public final class PidMapper implements AutoCloseable {
             return h;
         }
 
+        /** The failure a status names, with the module's message (read before any other call). */
         static MirrorPidException failure(Instance instance, int status) {
             int p = (int) instance.export("mp_last_error_ptr").apply()[0];
             int n = (int) instance.export("mp_last_error_len").apply()[0];
             String message = new String(instance.memory().readBytes(p, n), StandardCharsets.UTF_8);
             Code code = Code.ofStatus(status);
-            return new MirrorPidException(code == null ? Code.InvalidInput : code, message);
+            if (code == null) {
+                throw new IllegalStateException("the module returned the unknown status " + status + ": " + message);
+            }
+            return new MirrorPidException(code, message);
         }
     }
 }
