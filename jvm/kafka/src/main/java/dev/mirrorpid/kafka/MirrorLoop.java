@@ -1,0 +1,171 @@
+package dev.mirrorpid.kafka;
+
+import dev.mirrorpid.PidMapper;
+import dev.mirrorpid.RewriteResult;
+import java.nio.ByteBuffer;
+import java.util.Objects;
+import org.apache.kafka.common.record.internal.MemoryRecords;
+import org.apache.kafka.common.record.internal.MutableRecordBatch;
+import org.apache.kafka.storage.internals.log.LogAppendInfo;
+import org.apache.kafka.storage.internals.log.UnifiedLog;
+
+/**
+ * The mirror of one destination partition, as a broker that leads it would run it: fetched
+ * batches of a source partition in, appended to the destination's Kafka log.
+ *
+ * <p>For {@link Strategy#MIRRORPID} each call runs {@code docs/DESIGN.md}'s protocol in order:
+ *
+ * <ol>
+ *   <li><b>rewrite</b> the fetched bytes in place: each batch's PID and CRC ({@link
+ *       PidMapper#rewrite}); new bindings are pending;
+ *   <li><b>persist</b> the {@code __mirror_state} records the rewrite returned ({@link
+ *       StateLog#append}), and on failure {@link PidMapper#abort()} and give up this fetch;
+ *   <li><b>confirm</b> ({@link PidMapper#confirm()}): the bindings are durable;
+ *   <li><b>place</b> the batches: the host, not the rewrite, sets each batch's base offset (the
+ *       destination's next offset, since several sources share the partition) and its
+ *       partition leader epoch (the destination leader's). Both lie outside the CRC, so the
+ *       rewrite's CRC patch stays valid;
+ *   <li><b>append</b> with origin REPLICATION ({@link UnifiedLog#appendAsFollower}), which keeps
+ *       those offsets and checks every CRC;
+ *   <li><b>snapshot</b> when the rewrite asks for one.
+ * </ol>
+ *
+ * <p>The other strategies skip 2, 3 and 6. The class is single-threaded, as a partition's
+ * fetcher is.
+ */
+public final class MirrorLoop {
+    private final Strategy strategy;
+    private final UnifiedLog destination;
+    private final int leaderEpoch;
+    private final StateLog state;
+    private PidMapper mapper;
+
+    /** What one call appended. */
+    public static final class Appended {
+        private final long firstOffset;
+        private final long lastOffset;
+        private final int batches;
+        private final long nextSourceOffset;
+
+        Appended(long firstOffset, long lastOffset, int batches, long nextSourceOffset) {
+            this.firstOffset = firstOffset;
+            this.lastOffset = lastOffset;
+            this.batches = batches;
+            this.nextSourceOffset = nextSourceOffset;
+        }
+
+        /** The destination offset of the first appended record; -1 if nothing was appended. */
+        public long firstOffset() {
+            return firstOffset;
+        }
+
+        /** The destination offset of the last appended record; -1 if nothing was appended. */
+        public long lastOffset() {
+            return lastOffset;
+        }
+
+        /** How many whole batches were appended. */
+        public int batches() {
+            return batches;
+        }
+
+        /** The source offset to fetch from next. */
+        public long nextSourceOffset() {
+            return nextSourceOffset;
+        }
+    }
+
+    /**
+     * A mirror that appends to {@code destination} as the leader of {@code leaderEpoch}. {@code
+     * state} and {@code mapper} are those of {@link Strategy#MIRRORPID} and null otherwise.
+     */
+    public MirrorLoop(Strategy strategy, UnifiedLog destination, int leaderEpoch, StateLog state, PidMapper mapper) {
+        this.strategy = Objects.requireNonNull(strategy, "strategy");
+        this.destination = Objects.requireNonNull(destination, "destination");
+        this.leaderEpoch = leaderEpoch;
+        if ((strategy == Strategy.MIRRORPID) != (mapper != null && state != null)) {
+            throw new IllegalArgumentException("a state log and a mapper are for mirrorpid, and only it: " + strategy);
+        }
+        this.state = state;
+        this.mapper = mapper;
+    }
+
+    /** The strategy. */
+    public Strategy strategy() {
+        return strategy;
+    }
+
+    /** The mapper now in use (null unless mirrorpid). */
+    public PidMapper mapper() {
+        return mapper;
+    }
+
+    /** Replaces the mapper, as a new leader does after {@link StateLog#recover}. */
+    public void mapper(PidMapper recovered) {
+        if (strategy != Strategy.MIRRORPID) {
+            throw new IllegalStateException("only mirrorpid has a mapper");
+        }
+        this.mapper = Objects.requireNonNull(recovered, "recovered");
+    }
+
+    /**
+     * Mirrors the whole batches of {@code fetched}, one source partition's fetch from {@code
+     * sourceClusterId}, rewriting them in place. A truncated last batch is left for the next
+     * fetch, as Kafka's own iterator leaves it.
+     *
+     * @throws org.apache.kafka.common.KafkaException Kafka refused the append (nothing of this
+     *     call was appended; its bindings are already durable, which is safe: the same batches
+     *     map the same next time)
+     * @throws dev.mirrorpid.MirrorPidException the mapper refused the fetch (nothing changed)
+     */
+    public Appended mirror(String sourceClusterId, MemoryRecords fetched, long nowMs) {
+        ByteBuffer whole = wholeBatches(fetched);
+        if (!whole.hasRemaining()) {
+            return new Appended(-1, -1, 0, -1);
+        }
+        MemoryRecords batches = MemoryRecords.readableRecords(whole);
+        if (strategy == Strategy.MIRRORPID) {
+            RewriteResult result = mapper.rewrite(sourceClusterId, batches, nowMs);
+            if (result.consumed() != whole.remaining()) {
+                throw new IllegalStateException("the mapper consumed " + result.consumed() + " of "
+                        + whole.remaining() + " bytes of whole batches");
+            }
+            try {
+                state.append(result.records());
+            } catch (RuntimeException e) {
+                mapper.abort();
+                throw e;
+            }
+            mapper.confirm();
+            if (result.snapshotRequired()) {
+                state.storeSnapshot(mapper.snapshot());
+            }
+        } else if (strategy == Strategy.NEGATED) {
+            Strategy.negate(whole);
+        }
+        long next = destination.logEndOffset();
+        long nextSource = -1;
+        int count = 0;
+        for (MutableRecordBatch batch : batches.batches()) {
+            long delta = batch.lastOffset() - batch.baseOffset();
+            nextSource = batch.nextOffset();
+            batch.setLastOffset(next + delta);
+            batch.setPartitionLeaderEpoch(leaderEpoch);
+            next += delta + 1;
+            count++;
+        }
+        LogAppendInfo info = destination.appendAsFollower(batches, leaderEpoch);
+        return new Appended(info.firstOffset(), info.lastOffset(), count, nextSource);
+    }
+
+    /** The prefix of {@code fetched}'s buffer that holds whole batches, as a slice of it. */
+    private static ByteBuffer wholeBatches(MemoryRecords fetched) {
+        int bytes = 0;
+        for (MutableRecordBatch batch : fetched.batches()) {
+            bytes += batch.sizeInBytes();
+        }
+        ByteBuffer buffer = fetched.buffer().duplicate();
+        buffer.limit(buffer.position() + bytes);
+        return buffer.slice();
+    }
+}

@@ -1,0 +1,164 @@
+package dev.mirrorpid.kafka;
+
+import java.io.File;
+import java.io.IOException;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Optional;
+import java.util.PriorityQueue;
+import java.util.Properties;
+import java.util.Set;
+import org.apache.kafka.common.message.DescribeProducersResponseData.ProducerState;
+import org.apache.kafka.common.message.FetchResponseData.AbortedTransaction;
+import org.apache.kafka.common.record.internal.ControlRecordType;
+import org.apache.kafka.common.record.internal.Record;
+import org.apache.kafka.common.record.internal.RecordBatch;
+import org.apache.kafka.common.utils.Time;
+import org.apache.kafka.server.storage.log.FetchIsolation;
+import org.apache.kafka.server.util.KafkaScheduler;
+import org.apache.kafka.storage.internals.log.FetchDataInfo;
+import org.apache.kafka.storage.internals.log.LogConfig;
+import org.apache.kafka.storage.internals.log.LogDirFailureChannel;
+import org.apache.kafka.storage.internals.log.ProducerStateManagerConfig;
+import org.apache.kafka.storage.internals.log.UnifiedLog;
+import org.apache.kafka.storage.log.metrics.BrokerTopicStats;
+
+/**
+ * A destination partition: Kafka 4.4's own {@code UnifiedLog} on a directory of its own, with
+ * Kafka's producer-state manager. Read back as Kafka sees it: its producer entries, and what a
+ * read_committed consumer of it reads.
+ */
+final class Destination implements AutoCloseable {
+    /** Kafka's default {@code producer.id.expiration.ms}. */
+    static final int PRODUCER_ID_EXPIRATION_MS = 86_400_000;
+
+    private final File dir;
+    private final Properties config;
+    private final KafkaScheduler scheduler = new KafkaScheduler(1);
+    private UnifiedLog log;
+
+    private Destination(File dir, Properties config) throws IOException {
+        this.dir = dir;
+        this.config = config;
+        this.log = open(true);
+    }
+
+    /** A log for {@code topic}-{@code partition} under {@code parent}. */
+    static Destination create(File parent, String topic, int partition) throws IOException {
+        return new Destination(new File(parent, topic + "-" + partition), new Properties());
+    }
+
+    /** A compacted log ({@code cleanup.policy=compact}), as {@code __mirror_state} is. */
+    static Destination compacted(File parent, String topic, int partition) throws IOException {
+        Properties p = new Properties();
+        p.put("cleanup.policy", "compact");
+        return new Destination(new File(parent, topic + "-" + partition), p);
+    }
+
+    private UnifiedLog open(boolean cleanShutdown) throws IOException {
+        if (!dir.isDirectory() && !dir.mkdirs()) {
+            throw new IOException("cannot make " + dir);
+        }
+        return UnifiedLog.create(dir, new LogConfig(config), 0L, 0L, scheduler, new BrokerTopicStats(false),
+                Time.SYSTEM, 900_000, new ProducerStateManagerConfig(PRODUCER_ID_EXPIRATION_MS, false), 600_000,
+                new LogDirFailureChannel(10), cleanShutdown, Optional.empty());
+    }
+
+    UnifiedLog log() {
+        return log;
+    }
+
+    /**
+     * A leader change at the destination: the log is closed (Kafka writes its producer
+     * snapshot) and opened again from the same directory, its producer state rebuilt by Kafka.
+     */
+    void reopen() throws IOException {
+        log.close();
+        log = open(true);
+    }
+
+    /** Kafka's producer entries for the partition, by PID. */
+    List<ProducerState> producers() {
+        List<ProducerState> out = new ArrayList<>(log.activeProducers());
+        out.sort(Comparator.comparingLong(ProducerState::producerId));
+        return out;
+    }
+
+    /**
+     * What a read_committed consumer reads, up to the last stable offset: Kafka's aborted
+     * transactions for the range applied as Kafka's consumer applies them (a PID's
+     * transactional batches from the aborted transaction's first offset up to its ABORT marker
+     * dropped; control batches never returned).
+     */
+    List<Judged.Rec> readCommitted() throws IOException {
+        log.updateHighWatermark(log.logEndOffset());
+        long stable = log.lastStableOffset();
+        List<Judged.Rec> out = new ArrayList<>();
+        PriorityQueue<AbortedTransaction> aborted = new PriorityQueue<>(Comparator.comparingLong(AbortedTransaction::firstOffset));
+        Set<String> queued = new HashSet<>();
+        Set<Long> abortedPids = new HashSet<>();
+        long offset = 0;
+        while (offset < stable) {
+            FetchDataInfo info = log.read(offset, 8 << 20, FetchIsolation.TXN_COMMITTED, true);
+            for (AbortedTransaction t : info.abortedTransactions.orElse(List.of())) {
+                if (queued.add(t.producerId() + "@" + t.firstOffset())) {
+                    aborted.add(t);
+                }
+            }
+            long next = offset;
+            for (RecordBatch batch : info.records.batches()) {
+                next = batch.nextOffset();
+                if (batch.lastOffset() < offset) {
+                    continue;
+                }
+                if (batch.hasProducerId()) {
+                    while (!aborted.isEmpty() && aborted.peek().firstOffset() <= batch.lastOffset()) {
+                        abortedPids.add(aborted.poll().producerId());
+                    }
+                    if (batch.isControlBatch()) {
+                        if (isAbort(batch)) {
+                            abortedPids.remove(batch.producerId());
+                        }
+                        continue;
+                    }
+                    if (batch.isTransactional() && abortedPids.contains(batch.producerId())) {
+                        continue;
+                    }
+                }
+                if (batch.isControlBatch()) {
+                    continue;
+                }
+                for (Record r : batch) {
+                    if (r.offset() >= offset && r.offset() < stable) {
+                        out.add(Judged.Rec.of(r));
+                    }
+                }
+            }
+            if (next == offset) {
+                break;
+            }
+            offset = next;
+        }
+        return out;
+    }
+
+    private static boolean isAbort(RecordBatch batch) {
+        for (Record r : batch) {
+            return ControlRecordType.parse(r.key()) == ControlRecordType.ABORT;
+        }
+        return false;
+    }
+
+    @Override
+    public void close() throws IOException {
+        log.close();
+        try {
+            scheduler.shutdown();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new java.io.InterruptedIOException("interrupted while stopping the log's scheduler");
+        }
+    }
+}

@@ -1,0 +1,160 @@
+package dev.mirrorpid.kafka;
+
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import org.apache.kafka.common.header.Header;
+import org.apache.kafka.common.header.Headers;
+import org.apache.kafka.common.message.DescribeProducersResponseData.ProducerState;
+import org.apache.kafka.common.record.internal.Record;
+
+/** What the judge compares: records as consumers see them, and the oracle's verdict. */
+final class Judged {
+    /** The header every test producer writes: which source cluster a record was produced on. */
+    static final String FROM = "from";
+
+    private Judged() {}
+
+    /** One record as a consumer reads it: key, value and headers, as text. */
+    static final class Rec {
+        final String from;
+        final String key;
+        final String value;
+        final String headers;
+
+        private Rec(String from, String key, String value, String headers) {
+            this.from = from;
+            this.key = key;
+            this.value = value;
+            this.headers = headers;
+        }
+
+        static Rec of(byte[] key, byte[] value, Headers headers) {
+            String from = "";
+            StringBuilder h = new StringBuilder();
+            for (Header header : headers) {
+                if (header.key().equals(FROM)) {
+                    from = text(header.value());
+                }
+                h.append(header.key()).append('=').append(text(header.value())).append(';');
+            }
+            return new Rec(from, text(key), text(value), h.toString());
+        }
+
+        static Rec of(Record r) {
+            String from = "";
+            StringBuilder h = new StringBuilder();
+            for (Header header : r.headers()) {
+                if (header.key().equals(FROM)) {
+                    from = text(header.value());
+                }
+                h.append(header.key()).append('=').append(text(header.value())).append(';');
+            }
+            return new Rec(from, r.hasKey() ? text(r.key()) : null, r.hasValue() ? text(r.value()) : null, h.toString());
+        }
+
+        @Override
+        public boolean equals(Object o) {
+            if (!(o instanceof Rec)) {
+                return false;
+            }
+            Rec r = (Rec) o;
+            return from.equals(r.from) && Objects.equals(key, r.key) && Objects.equals(value, r.value)
+                    && headers.equals(r.headers);
+        }
+
+        @Override
+        public int hashCode() {
+            return Objects.hash(from, key, value, headers);
+        }
+
+        @Override
+        public String toString() {
+            return key;
+        }
+    }
+
+    private static String text(byte[] b) {
+        return b == null ? null : new String(b, StandardCharsets.UTF_8);
+    }
+
+    private static String text(ByteBuffer b) {
+        byte[] out = new byte[b.remaining()];
+        b.duplicate().get(out);
+        return new String(out, StandardCharsets.UTF_8);
+    }
+
+    /**
+     * The oracle: the destination's read_committed records, split by source, must equal each
+     * source's read_committed records, record for record and in order. Returns null when it
+     * holds, else what differs.
+     */
+    static String oracle(Map<String, List<Rec>> sources, List<Rec> destination) {
+        Map<String, List<Rec>> got = new LinkedHashMap<>();
+        for (String s : sources.keySet()) {
+            got.put(s, new ArrayList<>());
+        }
+        for (Rec r : destination) {
+            got.computeIfAbsent(r.from, k -> new ArrayList<>()).add(r);
+        }
+        List<String> faults = new ArrayList<>();
+        for (Map.Entry<String, List<Rec>> e : got.entrySet()) {
+            List<Rec> want = sources.getOrDefault(e.getKey(), List.of());
+            List<Rec> have = e.getValue();
+            if (want.equals(have)) {
+                continue;
+            }
+            List<Rec> missing = minus(want, have);
+            List<Rec> extra = minus(have, want);
+            StringBuilder f = new StringBuilder(e.getKey()).append(':');
+            if (!missing.isEmpty()) {
+                f.append(" committed ").append(missing).append(" lost");
+            }
+            if (!extra.isEmpty()) {
+                f.append(missing.isEmpty() ? "" : ",").append(" ").append(extra).append(" visible but ")
+                        .append(want.containsAll(extra) ? "a second time" : "never committed");
+            }
+            if (missing.isEmpty() && extra.isEmpty()) {
+                f.append(" records out of order");
+            }
+            faults.add(f.toString());
+        }
+        return faults.isEmpty() ? null : String.join("; ", faults);
+    }
+
+    /** {@code a} without one occurrence of each element of {@code b}. */
+    private static List<Rec> minus(List<Rec> a, List<Rec> b) {
+        Map<Rec, Integer> count = new HashMap<>();
+        for (Rec r : b) {
+            count.merge(r, 1, Integer::sum);
+        }
+        List<Rec> out = new ArrayList<>();
+        for (Rec r : a) {
+            Integer n = count.get(r);
+            if (n != null && n > 0) {
+                count.put(r, n - 1);
+            } else {
+                out.add(r);
+            }
+        }
+        return out;
+    }
+
+    /** Kafka's producer entries, as the tables print them. */
+    static String producers(List<ProducerState> states) {
+        if (states.isEmpty()) {
+            return "none";
+        }
+        List<String> out = new ArrayList<>();
+        for (ProducerState s : states) {
+            String txn = s.currentTxnStartOffset() >= 0 ? ", open txn" : "";
+            out.add("PID " + s.producerId() + " epoch " + s.producerEpoch() + " seq " + s.lastSequence() + txn);
+        }
+        return String.join("; ", out);
+    }
+}

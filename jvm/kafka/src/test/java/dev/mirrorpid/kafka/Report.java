@@ -1,0 +1,43 @@
+package dev.mirrorpid.kafka;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.SerializationFeature;
+import java.io.File;
+import java.io.IOException;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * The judge's findings for {@code docs/KAFKA.md}: one row per scenario and strategy, written as
+ * JSON to {@code target/judge/<topology>.json}; {@code scripts/kafka-doc.py} renders the
+ * tables from them.
+ */
+final class Report {
+    private final String topology;
+    private final List<Map<String, Object>> rows = new ArrayList<>();
+
+    Report(String topology) {
+        this.topology = topology;
+    }
+
+    synchronized void row(String scenario, Strategy strategy, String producers, List<String> refusals, String oracle) {
+        Map<String, Object> row = new LinkedHashMap<>();
+        row.put("scenario", scenario);
+        row.put("strategy", strategy.label());
+        row.put("producers", producers);
+        row.put("refused", refusals.isEmpty() ? "none" : String.join("; ", refusals));
+        row.put("oracle", oracle == null ? "holds" : oracle);
+        rows.add(row);
+    }
+
+    synchronized void write() throws IOException {
+        File dir = new File("target/judge");
+        if (!dir.isDirectory() && !dir.mkdirs()) {
+            throw new IOException("cannot make " + dir);
+        }
+        rows.sort((x, y) -> ((String) x.get("scenario")).compareTo((String) y.get("scenario")));
+        new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT).writeValue(new File(dir, topology + ".json"), rows);
+    }
+}
