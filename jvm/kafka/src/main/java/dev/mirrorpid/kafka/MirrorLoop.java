@@ -39,6 +39,25 @@ public final class MirrorLoop {
     private final int leaderEpoch;
     private final StateLog state;
     private PidMapper mapper;
+    private Step crash = step -> {};
+
+    /**
+     * The steps of {@link #mirror} after which a test may crash the loop: the fault table of
+     * {@code docs/DESIGN.md}, against real logs.
+     */
+    enum Point {
+        /** The records are in {@code __mirror_state}; nothing confirmed, nothing appended. */
+        PERSISTED,
+        /** Confirmed; the batches are not appended. */
+        CONFIRMED,
+        /** Appended; no snapshot stored for this call. */
+        APPENDED
+    }
+
+    /** A test's hook, called at each {@link Point}; it crashes the loop by throwing. */
+    interface Step {
+        void reached(Point point);
+    }
 
     /** What one call appended. */
     public static final class Appended {
@@ -90,6 +109,11 @@ public final class MirrorLoop {
         this.mapper = mapper;
     }
 
+    /** Sets the crash hook (tests only). */
+    void crashAt(Step hook) {
+        this.crash = Objects.requireNonNull(hook, "hook");
+    }
+
     /** The strategy. */
     public Strategy strategy() {
         return strategy;
@@ -124,6 +148,7 @@ public final class MirrorLoop {
             return new Appended(-1, -1, 0, -1);
         }
         MemoryRecords batches = MemoryRecords.readableRecords(whole);
+        boolean snapshot = false;
         if (strategy == Strategy.MIRRORPID) {
             RewriteResult result = mapper.rewrite(sourceClusterId, batches, nowMs);
             if (result.consumed() != whole.remaining()) {
@@ -136,10 +161,10 @@ public final class MirrorLoop {
                 mapper.abort();
                 throw e;
             }
+            crash.reached(Point.PERSISTED);
             mapper.confirm();
-            if (result.snapshotRequired()) {
-                state.storeSnapshot(mapper.snapshot());
-            }
+            crash.reached(Point.CONFIRMED);
+            snapshot = result.snapshotRequired();
         } else if (strategy == Strategy.NEGATED) {
             Strategy.negate(whole);
         }
@@ -155,6 +180,12 @@ public final class MirrorLoop {
             count++;
         }
         LogAppendInfo info = destination.appendAsFollower(batches, leaderEpoch);
+        if (strategy == Strategy.MIRRORPID) {
+            crash.reached(Point.APPENDED);
+            if (snapshot) {
+                state.storeSnapshot(mapper.snapshot());
+            }
+        }
         return new Appended(info.firstOffset(), info.lastOffset(), count, nextSource);
     }
 

@@ -5,9 +5,13 @@ import dev.mirrorpid.StateRecord;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.ByteBuffer;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.function.Function;
 import java.util.function.Supplier;
 import org.apache.kafka.common.compress.Compression;
@@ -25,18 +29,22 @@ import org.apache.kafka.storage.internals.log.UnifiedLog;
  *
  * <p>A host writes the records a rewrite returned here, and confirms only after this append
  * returned ({@code docs/DESIGN.md}'s persistence protocol). A new leader restores {@link
- * #latestSnapshot()} and replays the records from its offset on ({@link #recover}).
+ * #storeSnapshot stored} snapshot and replays the records from its offset on ({@link #recover}).
  */
 public final class StateLog {
     private final UnifiedLog log;
     private final int leaderEpoch;
-    private byte[] snapshot;
-    private long snapshotOffset;
+    private final Path snapshotFile;
 
-    /** Writes to {@code log} (configured with {@code cleanup.policy=compact}) as leader. */
-    public StateLog(UnifiedLog log, int leaderEpoch) {
+    /**
+     * Writes to {@code log} (configured with {@code cleanup.policy=compact}) as leader of {@code
+     * leaderEpoch}, and keeps the latest snapshot in {@code snapshotFile} (replaced atomically),
+     * where the next leader finds it.
+     */
+    public StateLog(UnifiedLog log, int leaderEpoch, Path snapshotFile) {
         this.log = Objects.requireNonNull(log, "log");
         this.leaderEpoch = leaderEpoch;
+        this.snapshotFile = Objects.requireNonNull(snapshotFile, "snapshotFile");
     }
 
     /** The Kafka log behind this partition. */
@@ -65,15 +73,29 @@ public final class StateLog {
         }
     }
 
-    /** Keeps {@code snapshot} as the latest, covering every record before the log end now. */
+    /**
+     * Stores {@code snapshot} as the latest, covering every record before the log end now: the
+     * offset first, then the snapshot, written beside the file and moved over it.
+     */
     public void storeSnapshot(byte[] snapshot) {
-        this.snapshot = snapshot.clone();
-        this.snapshotOffset = log.logEndOffset();
+        ByteBuffer file = ByteBuffer.allocate(Long.BYTES + snapshot.length);
+        file.putLong(log.logEndOffset()).put(snapshot);
+        Path tmp = snapshotFile.resolveSibling(snapshotFile.getFileName() + ".tmp");
+        try {
+            Files.write(tmp, file.array());
+            Files.move(tmp, snapshotFile, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
     }
 
-    /** The latest stored snapshot, or null. */
-    public byte[] latestSnapshot() {
-        return snapshot == null ? null : snapshot.clone();
+    /** The latest stored snapshot with the offset it covers up to; empty if none was stored. */
+    private Optional<ByteBuffer> latest() {
+        try {
+            return Files.exists(snapshotFile) ? Optional.of(ByteBuffer.wrap(Files.readAllBytes(snapshotFile))) : Optional.empty();
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
     }
 
     /** Every record from {@code from} to the log end, in log order (what a new leader replays). */
@@ -108,8 +130,19 @@ public final class StateLog {
      * there is none), with every record written after the snapshot replayed into it.
      */
     public PidMapper recover(Function<byte[], PidMapper> restore, Supplier<PidMapper> fresh) {
-        PidMapper mapper = snapshot == null ? fresh.get() : restore.apply(snapshot.clone());
-        for (StateRecord r : read(snapshot == null ? 0 : snapshotOffset)) {
+        Optional<ByteBuffer> latest = latest();
+        long from = 0;
+        PidMapper mapper;
+        if (latest.isPresent()) {
+            ByteBuffer file = latest.get();
+            from = file.getLong();
+            byte[] snapshot = new byte[file.remaining()];
+            file.get(snapshot);
+            mapper = restore.apply(snapshot);
+        } else {
+            mapper = fresh.get();
+        }
+        for (StateRecord r : read(from)) {
             mapper.loadRecord(r.key(), r.value());
         }
         return mapper;

@@ -144,6 +144,55 @@ final class Destination implements AutoCloseable {
         return out;
     }
 
+    /** A data batch: its PID and epoch, and the true producer its records name. */
+    static final class Batch {
+        final long pid;
+        final short epoch;
+        final int baseSequence;
+        /** The producer label of the batch's first key, {@code "A/pa"} of {@code "A/pa/3"}. */
+        final String producer;
+
+        private Batch(long pid, short epoch, int baseSequence, String producer) {
+            this.pid = pid;
+            this.epoch = epoch;
+            this.baseSequence = baseSequence;
+            this.producer = producer;
+        }
+
+        static Optional<Batch> of(RecordBatch batch) {
+            if (batch.isControlBatch()) {
+                return Optional.empty();
+            }
+            for (Record r : batch) {
+                String key = java.nio.charset.StandardCharsets.UTF_8.decode(r.key().duplicate()).toString();
+                int cut = key.lastIndexOf('/');
+                return Optional.of(new Batch(batch.producerId(), batch.producerEpoch(), batch.baseSequence(), cut < 0 ? key : key.substring(0, cut)));
+            }
+            return Optional.empty();
+        }
+    }
+
+    /** Every data batch in the log, in order. */
+    List<Batch> batches() throws IOException {
+        List<Batch> out = new ArrayList<>();
+        long offset = 0;
+        while (offset < log.logEndOffset()) {
+            FetchDataInfo info = log.read(offset, 8 << 20, FetchIsolation.LOG_END, true);
+            long next = offset;
+            for (RecordBatch batch : info.records.batches()) {
+                if (batch.lastOffset() >= offset) {
+                    Batch.of(batch).ifPresent(out::add);
+                }
+                next = batch.nextOffset();
+            }
+            if (next == offset) {
+                break;
+            }
+            offset = next;
+        }
+        return out;
+    }
+
     private static boolean isAbort(RecordBatch batch) {
         for (Record r : batch) {
             return ControlRecordType.parse(r.key()) == ControlRecordType.ABORT;

@@ -6,10 +6,10 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.File;
 import java.io.IOException;
-import java.nio.file.Files;
+
 import java.util.ArrayList;
-import java.util.EnumMap;
-import java.util.LinkedHashMap;
+
+
 import java.util.List;
 import java.util.Map;
 import org.apache.kafka.clients.producer.KafkaProducer;
@@ -27,74 +27,9 @@ import org.junit.jupiter.api.Test;
 class FanInTest {
     private static final Report REPORT = new Report("fan-in");
 
-    /** One judged run: fresh clusters A and B, three lanes. */
-    private static final class Run implements AutoCloseable {
-        final SourceCluster a;
-        final SourceCluster b;
-        final Map<Strategy, Lane> lanes = new EnumMap<>(Strategy.class);
-        final File dir;
-
-        Run() throws Exception {
-            dir = Files.createTempDirectory("mirrorpid-judge").toFile();
-            a = SourceCluster.start("A");
-            b = SourceCluster.start("B");
-            for (Strategy s : Strategy.values()) {
-                lanes.put(s, new Lane(s, dir));
-            }
-        }
-
-        void mirror(SourceCluster source) throws Exception {
-            for (Lane lane : lanes.values()) {
-                lane.mirror(source);
-            }
-        }
-
-        Lane lane(Strategy s) {
-            return lanes.get(s);
-        }
-
-        /** Judges every lane and reports it; returns each lane's oracle verdict (null: holds). */
-        Map<Strategy, String> judge(String scenario) throws Exception {
-            Map<String, List<Judged.Rec>> sources = new LinkedHashMap<>();
-            sources.put(a.name(), a.readCommitted());
-            sources.put(b.name(), b.readCommitted());
-            Map<Strategy, String> verdicts = new EnumMap<>(Strategy.class);
-            for (Lane lane : lanes.values()) {
-                String verdict = Judged.oracle(sources, lane.destination.readCommitted());
-                verdicts.put(lane.strategy, verdict);
-                REPORT.row(scenario, lane.strategy, Judged.producers(lane.destination.producers()),
-                        lane.refusals, verdict);
-            }
-            return verdicts;
-        }
-
-        @Override
-        public void close() throws IOException {
-            for (Lane lane : lanes.values()) {
-                lane.close();
-            }
-            a.close();
-            b.close();
-            deleteTree(dir);
-        }
-    }
-
-    static void deleteTree(File f) {
-        File[] children = f.listFiles();
-        if (children != null) {
-            for (File c : children) {
-                deleteTree(c);
-            }
-        }
-        if (!f.delete() && f.exists()) {
-            throw new IllegalStateException("cannot delete " + f);
-        }
-    }
-
-
     @Test
     void idempotentProducersOfTwoClustersShareOneEntryVerbatim() throws Exception {
-        try (Run run = new Run()) {
+        try (JudgedRun run = new JudgedRun(REPORT)) {
             KafkaProducer<String, String> pa = run.a.idempotent();
             for (int i = 0; i < 3; i++) {
                 run.a.send(pa, "a" + i, "v");
@@ -120,6 +55,102 @@ class FanInTest {
                 assertNull(verdict.get(s), s + ": no transaction, so consumers see no difference");
             }
         }
+    }
+
+    @Test
+    void aLowerEpochFromTheOtherClusterIsAcceptedVerbatim() throws Exception {
+        try (JudgedRun run = new JudgedRun(REPORT)) {
+            KafkaProducer<String, String> first = run.a.transactional("t");
+            commit(run.a, first, "a0");
+            first.close();
+            KafkaProducer<String, String> restarted = run.a.transactional("t");
+            commit(run.a, restarted, "a1");
+            commit(run.b, run.b.transactional("t"), "b0");
+            run.a.settle();
+            run.b.settle();
+            run.mirror(run.a);
+            run.mirror(run.b);
+            Map<Strategy, String> verdict = run.judge("a restarted transactional producer on A, a new one on B");
+
+            List<ProducerState> verbatim = run.lane(Strategy.VERBATIM).destination.producers();
+            assertEquals(1, verbatim.size(), "verbatim: one entry for both");
+            List<ProducerState> mapped = run.lane(Strategy.MIRRORPID).destination.producers();
+            assertEquals(2, mapped.size(), "mirrorpid: one entry per producer");
+            int aEpoch = Math.max(mapped.get(0).producerEpoch(), mapped.get(1).producerEpoch());
+            int bEpoch = Math.min(mapped.get(0).producerEpoch(), mapped.get(1).producerEpoch());
+            assertTrue(aEpoch > bEpoch, "A's producer was restarted: its epoch is the higher");
+            assertEquals(bEpoch, verbatim.get(0).producerEpoch(),
+                    "verbatim: B's lower epoch replaced A's, accepted by Kafka on a follower append");
+            assertTrue(run.lane(Strategy.NEGATED).destination.producers().isEmpty());
+            for (Strategy s : Strategy.values()) {
+                assertNull(verdict.get(s), s + ": every transaction committed, in order");
+            }
+        }
+    }
+
+    @Test
+    void oneClustersAbortClosesTheOthersOpenTransactionVerbatim() throws Exception {
+        try (JudgedRun run = new JudgedRun(REPORT)) {
+            KafkaProducer<String, String> ta = run.a.transactional("t");
+            ta.beginTransaction();
+            run.a.send(ta, "a0", "v");
+            run.a.send(ta, "a1", "v");
+            KafkaProducer<String, String> tb = run.b.transactional("t");
+            tb.beginTransaction();
+            run.b.send(tb, "b0", "v");
+            tb.abortTransaction();
+            run.b.settle();
+            run.mirror(run.a);
+            run.mirror(run.b);
+            ta.commitTransaction();
+            run.a.settle();
+            run.mirror(run.a);
+            Map<Strategy, String> verdict = run.judge("B aborts while A's transaction is open");
+
+            assertEquals("A: committed [a0, a1] lost", verdict.get(Strategy.VERBATIM),
+                    "verbatim: B's ABORT closed A's transaction, and A's COMMIT found none open");
+            assertEquals("B: [b0] visible but never committed", verdict.get(Strategy.NEGATED),
+                    "-(pid+2): Kafka tracks no negative PID, so no transaction is aborted");
+            assertNull(verdict.get(Strategy.MIRRORPID));
+            assertEquals(2, run.lane(Strategy.MIRRORPID).destination.producers().size());
+            for (ProducerState s : run.lane(Strategy.MIRRORPID).destination.producers()) {
+                assertEquals(-1, s.currentTxnStartOffset(), "mirrorpid: each marker closed its own transaction");
+            }
+        }
+    }
+
+    @Test
+    void anIdempotentBatchUnderAnOpenTransactionsPidStallsTheMirrorVerbatim() throws Exception {
+        try (JudgedRun run = new JudgedRun(REPORT)) {
+            KafkaProducer<String, String> ta = run.a.transactional("t");
+            ta.beginTransaction();
+            run.a.send(ta, "a0", "v");
+            run.b.send(run.b.idempotent(), "b0", "v");
+            run.mirror(run.a);
+            run.mirror(run.b);
+            assertEquals(List.of("B: InvalidTxnStateException"), run.lane(Strategy.VERBATIM).refusals,
+                    "verbatim: Kafka refuses B's batch while A's transaction is open under PID 0");
+            ta.commitTransaction();
+            run.a.settle();
+            run.mirror(run.a);
+            run.mirror(run.b);
+            Map<Strategy, String> verdict = run.judge("B's idempotent producer while A's transaction is open");
+
+            assertTrue(run.lane(Strategy.NEGATED).refusals.isEmpty());
+            assertTrue(run.lane(Strategy.MIRRORPID).refusals.isEmpty());
+            assertEquals(List.of("B: InvalidTxnStateException"), run.lane(Strategy.VERBATIM).refusals,
+                    "verbatim: the retry after A's commit is accepted: B's mirror stalled until then");
+            for (Strategy s : Strategy.values()) {
+                assertNull(verdict.get(s), s + ": every record arrives in the end");
+            }
+        }
+    }
+
+    /** One committed transaction of one record on {@code cluster}. */
+    private static void commit(SourceCluster cluster, KafkaProducer<String, String> producer, String key) throws Exception {
+        producer.beginTransaction();
+        cluster.send(producer, key, "v");
+        producer.commitTransaction();
     }
 
     private static List<Integer> sequences(List<ProducerState> states) {

@@ -28,26 +28,50 @@ final class Lane implements AutoCloseable {
 
     final Strategy strategy;
     final Destination destination;
-    private final Destination stateLogDir;
-    final StateLog state;
-    final MirrorLoop loop;
+    final Destination stateLogDir;
+    private final File snapshotFile;
+    private int leaderEpoch = LEADER_EPOCH;
+    StateLog state;
+    MirrorLoop loop;
     /** What Kafka refused, in order: "B: InvalidTxnStateException". */
     final List<String> refusals = new ArrayList<>();
     private final Map<String, Long> next = new HashMap<>();
 
     Lane(Strategy strategy, File dir) throws IOException {
         this.strategy = strategy;
-        this.destination = Destination.create(new File(dir, strategy.name()), DESTINATION_TOPIC, 0);
+        File home = new File(dir, strategy.name());
+        this.destination = Destination.create(home, DESTINATION_TOPIC, 0);
+        this.snapshotFile = new File(home, "mirror-state.snapshot");
         if (strategy == Strategy.MIRRORPID) {
-            this.stateLogDir = Destination.compacted(new File(dir, strategy.name()), "__mirror_state", 0);
-            this.state = new StateLog(stateLogDir.log(), LEADER_EPOCH);
-            PidMapper mapper = MODULE.newMapper(MapperConfig.builder(DESTINATION_TOPIC_ID, 0).build());
-            this.loop = new MirrorLoop(strategy, destination.log(), LEADER_EPOCH, state, mapper);
+            this.stateLogDir = Destination.compacted(home, "__mirror_state", 0);
+            this.state = new StateLog(stateLogDir.log(), leaderEpoch, snapshotFile.toPath());
+            PidMapper mapper = MODULE.newMapper(config());
+            this.loop = new MirrorLoop(strategy, destination.log(), leaderEpoch, state, mapper);
         } else {
             this.stateLogDir = null;
             this.state = null;
-            this.loop = new MirrorLoop(strategy, destination.log(), LEADER_EPOCH, null, null);
+            this.loop = new MirrorLoop(strategy, destination.log(), leaderEpoch, null, null);
         }
+    }
+
+    static MapperConfig config() {
+        return MapperConfig.builder(DESTINATION_TOPIC_ID, 0).producerExpirationMs(Destination.PRODUCER_ID_EXPIRATION_MS).build();
+    }
+
+    /**
+     * A leader change (mirrorpid only): the old leader's mapper is gone, and the destination and
+     * {@code __mirror_state} logs are closed and opened again from their directories, Kafka
+     * rebuilding their producer state. The new leader, one epoch on, restores the latest
+     * snapshot, replays the records after it, and mirrors on.
+     */
+    void elect() throws IOException {
+        loop.mapper().close();
+        destination.reopen();
+        stateLogDir.reopen();
+        leaderEpoch++;
+        state = new StateLog(stateLogDir.log(), leaderEpoch, snapshotFile.toPath());
+        PidMapper recovered = state.recover(MODULE::restore, () -> MODULE.newMapper(config()));
+        loop = new MirrorLoop(strategy, destination.log(), leaderEpoch, state, recovered);
     }
 
     /**
@@ -70,6 +94,8 @@ final class Lane implements AutoCloseable {
                 } catch (KafkaException e) {
                     refusals.add(source.name() + ": " + e.getClass().getSimpleName());
                     return false;
+                } catch (Crash e) {
+                    return false;
                 }
                 offset = appended.nextSourceOffset();
                 next.put(source.name(), offset);
@@ -78,6 +104,26 @@ final class Lane implements AutoCloseable {
                 }
             }
         }
+    }
+
+    /** What a test's crash hook throws: the leader died at that point. */
+    static final class Crash extends RuntimeException {
+        private static final long serialVersionUID = 1L;
+
+        Crash(MirrorLoop.Point point) {
+            super("the leader crashed: " + point);
+        }
+    }
+
+    /** Crashes this lane's loop the next time it reaches {@code point}. */
+    void crashAt(MirrorLoop.Point point) {
+        boolean[] armed = {true};
+        loop.crashAt(reached -> {
+            if (armed[0] && reached == point) {
+                armed[0] = false;
+                throw new Crash(point);
+            }
+        });
     }
 
     /** The fetched bytes, copied: each lane rewrites its own. */

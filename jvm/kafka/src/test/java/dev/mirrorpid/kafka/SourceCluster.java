@@ -12,7 +12,9 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Properties;
+import java.util.Map;
 import java.util.Set;
+import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
@@ -121,7 +123,7 @@ final class SourceCluster implements AutoCloseable {
                 cluster.close();
             } else {
                 stop(broker);
-                FanInTest.deleteTree(dir);
+                JudgedRun.deleteTree(dir);
             }
             throw e;
         }
@@ -200,6 +202,38 @@ final class SourceCluster implements AutoCloseable {
                 new org.apache.kafka.clients.producer.ProducerRecord<>(TOPIC, 0, key, value);
         r.headers().add(Judged.FROM, name.getBytes(java.nio.charset.StandardCharsets.UTF_8));
         producer.send(r).get();
+    }
+
+    /** Kafka's producer entries on the source partition: PID to {epoch, last sequence}. */
+    Map<Long, List<Integer>> producers() throws Exception {
+        Properties ap = new Properties();
+        ap.put("bootstrap.servers", bootstrapServers);
+        Map<Long, List<Integer>> out = new TreeMap<>();
+        try (Admin admin = Admin.create(ap)) {
+            for (org.apache.kafka.clients.admin.ProducerState s
+                    : admin.describeProducers(List.of(PARTITION)).partitionResult(PARTITION).get().activeProducers()) {
+                out.put(s.producerId(), List.of(s.producerEpoch(), s.lastSequence()));
+            }
+        }
+        return out;
+    }
+
+    /** The source log's data batches: what the judge attributes destination batches by. */
+    List<Destination.Batch> batches() throws IOException {
+        List<Destination.Batch> out = new ArrayList<>();
+        try (SourceFetcher f = fetcher()) {
+            long offset = 0;
+            while (true) {
+                SourceFetcher.Fetched fetched = f.fetch(PARTITION, topicId, offset, 1 << 20);
+                if (fetched.records().sizeInBytes() == 0) {
+                    return out;
+                }
+                for (org.apache.kafka.common.record.internal.RecordBatch batch : fetched.records().batches()) {
+                    Destination.Batch.of(batch).ifPresent(out::add);
+                    offset = batch.nextOffset();
+                }
+            }
+        }
     }
 
     String name() {
@@ -296,7 +330,7 @@ final class SourceCluster implements AutoCloseable {
             Thread.currentThread().interrupt();
             first = first == null ? e : first;
         }
-        FanInTest.deleteTree(dir);
+        JudgedRun.deleteTree(dir);
         if (first != null) {
             throw new IOException("stopping cluster " + name, first);
         }
