@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs every test on a fresh machine, installing what is missing first:
 # fmt, clippy, native tests, the WASM builds, the broker module in wasmtime,
-# the JVM library on Chicory (Maven), a bounded fuzz smoke run, wasm-pack
+# the JVM library on Chicory (Maven), the real-Kafka judge (jvm/kafka:
+# real broker processes, Kafka's own UnifiedLog), a bounded fuzz smoke run, wasm-pack
 # tests in Node and headless Chromium, and the playground's page tests in
 # headless Chromium.
 set -euo pipefail
@@ -45,9 +46,10 @@ bash scripts/build.sh
 log "broker module in wasmtime (no imports)"
 cargo test -p mirrorpid-host --release
 
-log "JVM library on Chicory (jvm/: mvn -B install, javac -Xlint:all -Werror, JUnit)"
+log "JVM library on Chicory, and the real-Kafka judge (jvm/: mvn -B install, javac -Xlint:all -Werror, JUnit; Kafka broker processes on 127.0.0.1)"
 ensure_maven
 (cd jvm && mvn -B --no-transfer-progress install)
+python3 scripts/kafka-doc.py --check
 
 log "fuzz smoke: every target for a few seconds (docs/RELIABILITY.md has the long runs)"
 bash scripts/fuzz.sh smoke "${FUZZ_SMOKE_SECONDS:-5}"

@@ -14,8 +14,10 @@ public enum Strategy {
     /** The batch as the source wrote it: every cluster's PIDs from 0, in one partition. */
     VERBATIM("verbatim"),
     /**
-     * Every non-negative PID {@code p} becomes {@code -(p+2)}, as the KIP-1279 discussion first
-     * proposed: apart from the local producers, but Kafka never tracks a negative PID.
+     * Every PID {@code p} becomes {@code -(p+2)} at every hop, as KIP-1279's first proposal
+     * has it: apart from the local producers, but Kafka never tracks a negative PID, and the
+     * rewrite is its own inverse, so a second hop hands a PID back ({@code -1}, no producer,
+     * stays {@code -1}).
      */
     NEGATED("-(pid+2)"),
     /** mirrorpid's mapper, through mirrorpid-jvm. */
@@ -42,7 +44,7 @@ public enum Strategy {
 
     /**
      * {@link #NEGATED}'s rewrite of the whole batches in {@code buffer}'s remaining bytes, in
-     * place: the PID, and the CRC-32C over everything after it, recomputed.
+     * place: the PID, and the CRC-32C over everything after the CRC, recomputed.
      */
     static void negate(ByteBuffer buffer) {
         int pos = buffer.position();
@@ -54,11 +56,9 @@ public enum Strategy {
             }
             if (buffer.get(pos + MAGIC_OFFSET) == RecordBatch.MAGIC_VALUE_V2) {
                 long pid = buffer.getLong(pos + PRODUCER_ID_OFFSET);
-                if (pid >= 0) {
-                    buffer.putLong(pos + PRODUCER_ID_OFFSET, -(pid + 2));
-                    long crc = Crc32C.compute(buffer, pos + ATTRIBUTES_OFFSET, size - ATTRIBUTES_OFFSET);
-                    buffer.putInt(pos + CRC_OFFSET, (int) crc);
-                }
+                buffer.putLong(pos + PRODUCER_ID_OFFSET, -(pid + 2));
+                long crc = Crc32C.compute(buffer, pos + ATTRIBUTES_OFFSET, size - ATTRIBUTES_OFFSET);
+                buffer.putInt(pos + CRC_OFFSET, (int) crc);
             }
             pos += size;
         }

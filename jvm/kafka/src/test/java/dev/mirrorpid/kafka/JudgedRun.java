@@ -28,7 +28,7 @@ final class JudgedRun implements AutoCloseable {
             throw e;
         }
         for (Strategy s : strategies.length == 0 ? Strategy.values() : strategies) {
-            lanes.put(s, new Lane(s, dir));
+            lanes.put(s, new Lane(s, new File(dir, s.name())));
         }
     }
 

@@ -12,7 +12,11 @@ import java.util.List;
 import java.util.Map;
 import org.apache.kafka.common.KafkaException;
 import org.apache.kafka.common.Uuid;
+import org.apache.kafka.common.record.internal.FileRecords;
 import org.apache.kafka.common.record.internal.MemoryRecords;
+import org.apache.kafka.common.record.internal.MutableRecordBatch;
+import org.apache.kafka.common.record.internal.Records;
+import org.apache.kafka.server.storage.log.FetchIsolation;
 
 /**
  * One strategy's destination partition in a judged run: its own Kafka log (and, for mirrorpid,
@@ -37,9 +41,9 @@ final class Lane implements AutoCloseable {
     final List<String> refusals = new ArrayList<>();
     private final Map<String, Long> next = new HashMap<>();
 
-    Lane(Strategy strategy, File dir) throws IOException {
+    /** A lane whose logs live under {@code home} (a chain has one lane per hop). */
+    Lane(Strategy strategy, File home) throws IOException {
         this.strategy = strategy;
-        File home = new File(dir, strategy.name());
         this.destination = Destination.create(home, DESTINATION_TOPIC, 0);
         this.snapshotFile = new File(home, "mirror-state.snapshot");
         if (strategy == Strategy.MIRRORPID) {
@@ -101,6 +105,73 @@ final class Lane implements AutoCloseable {
                 next.put(source.name(), offset);
                 if (offset >= fetched.highWatermark()) {
                     return true;
+                }
+            }
+        }
+    }
+
+    /**
+     * Mirrors what the hop log {@code upstream} (cluster {@code name}, ID {@code clusterId}) holds
+     * from where this lane left off: a chain's next hop. The bytes are what Kafka's fetch path
+     * reads from the log ({@code UnifiedLog.read}), since the upstream hop is a log, not a broker.
+     */
+    boolean mirror(String name, String clusterId, Destination upstream) throws IOException {
+        long offset = next.getOrDefault(name, 0L);
+        while (offset < upstream.log().logEndOffset()) {
+            Records read = upstream.log().read(offset, 1 << 20, FetchIsolation.LOG_END, true).records;
+            ByteBuffer bytes = ByteBuffer.allocate(read.sizeInBytes());
+            ((FileRecords) read).readInto(bytes, 0); // reads, then flips
+            MemoryRecords fetched = MemoryRecords.readableRecords(bytes);
+            if (fetched.sizeInBytes() == 0) {
+                throw new IllegalStateException(name + ": the hop's log read nothing at offset " + offset);
+            }
+            try {
+                offset = loop.mirror(clusterId, fetched, System.currentTimeMillis()).nextSourceOffset();
+            } catch (KafkaException e) {
+                refusals.add(name + ": " + e.getClass().getSimpleName());
+                return false;
+            }
+            next.put(name, offset);
+        }
+        return true;
+    }
+
+    /**
+     * Appends the batches a local producer of this lane's own cluster wrote (read from {@code
+     * local}, a cluster that stands for this hop's own producers) as the leader appends a
+     * produce: origin CLIENT, offsets assigned by Kafka, epochs and sequences checked. A batch
+     * Kafka refuses is a write lost to its producer's application (recorded in {@link
+     * #refusals}); one Kafka takes for a duplicate is acknowledged and not written.
+     */
+    void produceLocally(SourceCluster local) throws IOException {
+        long offset = next.getOrDefault(local.name() + "-local", 0L);
+        try (SourceFetcher fetcher = local.fetcher()) {
+            while (true) {
+                SourceFetcher.Fetched fetched = fetcher.fetch(SourceCluster.PARTITION, local.topicId(), offset, 1 << 20);
+                if (fetched.records().sizeInBytes() == 0) {
+                    return;
+                }
+                for (MutableRecordBatch batch : copy(fetched.records()).batches()) {
+                    offset = batch.nextOffset();
+                    ByteBuffer one = ByteBuffer.allocate(batch.sizeInBytes());
+                    batch.writeTo(one);
+                    one.flip();
+                    // As the producer sent it: a produce request's batches start at offset 0.
+                    MemoryRecords produced = MemoryRecords.readableRecords(one);
+                    produced.batches().iterator().next().setLastOffset(batch.lastOffset() - batch.baseOffset());
+                    try {
+                        long before = destination.log().logEndOffset();
+                        destination.log().appendAsLeader(produced, leaderEpoch);
+                        if (destination.log().logEndOffset() == before && !batch.isControlBatch()) {
+                            refusals.add(local.name() + " local: duplicate, acknowledged and not written");
+                        }
+                    } catch (KafkaException e) {
+                        refusals.add(local.name() + " local: " + e.getClass().getSimpleName());
+                    }
+                }
+                next.put(local.name() + "-local", offset);
+                if (offset >= fetched.highWatermark()) {
+                    return;
                 }
             }
         }

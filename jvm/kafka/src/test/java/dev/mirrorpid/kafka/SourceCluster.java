@@ -92,7 +92,9 @@ final class SourceCluster implements AutoCloseable {
         int formatted = java(dir, "format.log", "kafka.tools.StorageTool", "format", "--standalone", "-t", clusterId,
                 "-c", config.getPath()).waitFor();
         if (formatted != 0) {
-            throw new IllegalStateException("formatting cluster " + name + " failed: see " + new File(dir, "format.log"));
+            String output = tail(new File(dir, "format.log"));
+            JudgedRun.deleteTree(dir);
+            throw new IllegalStateException("formatting cluster " + name + " failed:\n" + output);
         }
         Process broker = java(dir, "server.log", "kafka.Kafka", config.getPath());
         SourceCluster cluster = null;
@@ -105,7 +107,8 @@ final class SourceCluster implements AutoCloseable {
             try (Admin admin = Admin.create(ap)) {
                 while (topicId == null) {
                     if (!broker.isAlive() || System.nanoTime() > deadline) {
-                        throw new IllegalStateException("cluster " + name + " did not start: see " + new File(dir, "server.log"));
+                        throw new IllegalStateException("cluster " + name + " did not start; its output ends:\n"
+                                + tail(new File(dir, "server.log")));
                     }
                     try {
                         admin.createTopics(List.of(new NewTopic(TOPIC, 1, (short) 1))).all().get(10, TimeUnit.SECONDS);
@@ -127,6 +130,12 @@ final class SourceCluster implements AutoCloseable {
             }
             throw e;
         }
+    }
+
+    /** The last 40 lines of a process's output, for an error message. */
+    private static String tail(File log) throws IOException {
+        List<String> lines = Files.readAllLines(log.toPath());
+        return String.join("\n", lines.subList(Math.max(0, lines.size() - 40), lines.size()));
     }
 
     private static int freePort() throws IOException {

@@ -1,0 +1,141 @@
+package dev.mirrorpid.kafka;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.File;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.util.ArrayList;
+import java.util.EnumMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The seeds' chain A->B->C->D with a local producer on every cluster: A is a real cluster;
+ * B, C and D are each a Kafka log (the mirrored partition on that cluster) that mirrors the
+ * hop before it and takes its own cluster's local produces as leader (origin CLIENT). The
+ * local producers are real producers on real clusters B, C and D, so every cluster's first
+ * producer is PID 0, as in the seeds' scenario. D's read_committed read is judged against all
+ * four producers'.
+ */
+class ChainTest {
+    private static final Report REPORT = new Report("chain");
+
+    @Test
+    void theSeedsChainWithLocalProducersOnEveryHop() throws Exception {
+        File dir = Files.createTempDirectory("mirrorpid-chain").toFile();
+        List<SourceCluster> clusters = new ArrayList<>();
+        Map<Strategy, List<Lane>> hops = new EnumMap<>(Strategy.class);
+        try {
+            for (String name : List.of("A", "B", "C", "D")) {
+                clusters.add(SourceCluster.start(name));
+            }
+            SourceCluster a = clusters.get(0);
+            SourceCluster b = clusters.get(1);
+            SourceCluster c = clusters.get(2);
+            SourceCluster d = clusters.get(3);
+            for (Strategy s : Strategy.values()) {
+                List<Lane> lanes = new ArrayList<>();
+                for (String hop : List.of("B", "C", "D")) {
+                    lanes.add(new Lane(s, new File(dir, s.name() + "-" + hop)));
+                }
+                hops.put(s, lanes);
+            }
+            // The seeds' order: C's and D's local producers first, then A's reaches every hop,
+            // then B's own.
+            KafkaProducer<String, String> pc = c.idempotent();
+            for (int i = 0; i < 3; i++) {
+                c.send(pc, "C/pc/" + i, "v");
+            }
+            KafkaProducer<String, String> pd = d.idempotent();
+            for (int i = 0; i < 2; i++) {
+                d.send(pd, "D/pd/" + i, "v");
+            }
+            for (Strategy s : Strategy.values()) {
+                hops.get(s).get(1).produceLocally(c);
+                hops.get(s).get(2).produceLocally(d);
+            }
+            KafkaProducer<String, String> pa = a.idempotent();
+            for (int i = 0; i < 2; i++) {
+                a.send(pa, "A/pa/" + i, "v");
+            }
+            mirrorAlong(hops, a, b, c);
+            KafkaProducer<String, String> pb = b.idempotent();
+            for (int i = 0; i < 2; i++) {
+                b.send(pb, "B/pb/" + i, "v");
+            }
+            for (Strategy s : Strategy.values()) {
+                hops.get(s).get(0).produceLocally(b);
+            }
+            mirrorAlong(hops, a, b, c);
+
+            Map<String, List<Judged.Rec>> sources = new LinkedHashMap<>();
+            for (SourceCluster cl : clusters) {
+                sources.put(cl.name(), cl.readCommitted());
+            }
+            Map<Strategy, String> verdict = new EnumMap<>(Strategy.class);
+            for (Strategy s : Strategy.values()) {
+                Lane atD = hops.get(s).get(2);
+                List<String> refused = new ArrayList<>();
+                for (Lane hop : hops.get(s)) {
+                    refused.addAll(hop.refusals);
+                }
+                String v = Judged.oracle(sources, atD.destination.readCommitted());
+                verdict.put(s, v);
+                List<String> states = new ArrayList<>();
+                for (int h = 0; h < 3; h++) {
+                    states.add("at " + "BCD".charAt(h) + ": " + Judged.producers(hops.get(s).get(h).destination.producers()));
+                }
+                REPORT.row("A->B->C->D, one local producer on each (every one PID 0 on its cluster)", s,
+                        String.join(" / ", states), refused, v);
+            }
+            assertNull(verdict.get(Strategy.MIRRORPID), "mirrorpid: every record of every producer reaches D");
+            for (Lane hop : hops.get(Strategy.MIRRORPID)) {
+                assertTrue(hop.refusals.isEmpty(), "mirrorpid: Kafka refused nothing at any hop: " + hop.refusals);
+            }
+            assertEquals(4, hops.get(Strategy.MIRRORPID).get(2).destination.producers().size(),
+                    "mirrorpid: four producers, four entries at D");
+            assertEquals("B: committed [B/pb/0, B/pb/1] lost", verdict.get(Strategy.VERBATIM));
+            assertEquals(List.of("B local: duplicate, acknowledged and not written",
+                    "B local: duplicate, acknowledged and not written"), hops.get(Strategy.VERBATIM).get(0).refusals,
+                    "verbatim: B's own producer, PID 0 with the sequences A's batches already used, is taken "
+                    + "by Kafka's CLIENT-origin duplicate check for a retry: acknowledged, never written");
+            List<org.apache.kafka.common.message.DescribeProducersResponseData.ProducerState> atC =
+                    hops.get(Strategy.NEGATED).get(1).destination.producers();
+            assertEquals(1, atC.size(), "-(pid+2): at C, A's PID comes back as 0");
+            assertEquals(0, atC.get(0).producerId());
+            assertEquals(1, atC.get(0).lastSequence(), "-(pid+2): A's sequence 1 after C's own 2, one entry");
+        } finally {
+            for (List<Lane> lanes : hops.values()) {
+                for (Lane l : lanes) {
+                    l.close();
+                }
+            }
+            for (SourceCluster cl : clusters) {
+                cl.close();
+            }
+            JudgedRun.deleteTree(dir);
+        }
+    }
+
+    /** A's log to B, B's to C, C's to D, for each strategy. */
+    private static void mirrorAlong(Map<Strategy, List<Lane>> hops, SourceCluster a, SourceCluster b, SourceCluster c)
+            throws IOException {
+        for (List<Lane> lanes : hops.values()) {
+            lanes.get(0).mirror(a);
+            lanes.get(1).mirror(b.name(), b.clusterId(), lanes.get(0).destination);
+            lanes.get(2).mirror(c.name(), c.clusterId(), lanes.get(1).destination);
+        }
+    }
+
+    @AfterAll
+    static void write() throws Exception {
+        REPORT.write();
+    }
+}

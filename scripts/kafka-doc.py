@@ -1,0 +1,60 @@
+#!/usr/bin/env python3
+"""Writes docs/KAFKA.md's tables from the real-Kafka judge's findings.
+
+The judge (jvm/kafka, run by `mvn install` in jvm/) writes one JSON file per
+topology to jvm/kafka/target/judge/. Each table in docs/KAFKA.md sits between
+`<!-- judge:NAME -->` and `<!-- /judge:NAME -->` and is replaced by the rows
+of NAME.json. With --check, nothing is written and the exit status says
+whether the document is current (the test command runs it so).
+"""
+import json
+import pathlib
+import re
+import sys
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+DOC = ROOT / "docs" / "KAFKA.md"
+FINDINGS = ROOT / "jvm" / "kafka" / "target" / "judge"
+BLOCK = re.compile(r"(<!-- judge:([a-z-]+) -->\n).*?(<!-- /judge:\2 -->)", re.S)
+
+
+def cell(text):
+    return str(text).replace("|", "\\|")
+
+
+def table(name):
+    path = FINDINGS / f"{name}.json"
+    if not path.exists():
+        sys.exit(f"error: {path} is missing: run the judge first (cd jvm && mvn -B install)")
+    rows = json.loads(path.read_text())
+    out = [
+        "| scenario | strategy | Kafka's producer entries at the destination | appends Kafka refused | oracle (read_committed) |",
+        "|---|---|---|---|---|",
+    ]
+    last = None
+    for r in rows:
+        scenario = "" if r["scenario"] == last else r["scenario"]
+        last = r["scenario"]
+        out.append("| " + " | ".join(cell(x) for x in (
+            scenario, r["strategy"], r["producers"], r["refused"], r["oracle"])) + " |")
+    return "\n".join(out) + "\n"
+
+
+def main():
+    check = "--check" in sys.argv[1:]
+    text = DOC.read_text()
+    names = [m.group(2) for m in BLOCK.finditer(text)]
+    if not names:
+        sys.exit(f"error: {DOC} has no judge tables")
+    new = BLOCK.sub(lambda m: m.group(1) + table(m.group(2)) + m.group(3), text)
+    if check:
+        if new != text:
+            sys.exit("error: docs/KAFKA.md's tables are not what the judge found: run python3 scripts/kafka-doc.py")
+        print(f"docs/KAFKA.md is current ({', '.join(names)})")
+    else:
+        DOC.write_text(new)
+        print(f"wrote {', '.join(names)} into {DOC.relative_to(ROOT)}")
+
+
+if __name__ == "__main__":
+    main()
