@@ -28,15 +28,15 @@ def table(name):
         sys.exit(f"error: {path} is missing: run the judge first (cd jvm && mvn -B install)")
     rows = json.loads(path.read_text())
     out = [
-        "| scenario | strategy | Kafka's producer entries at the destination | appends Kafka refused | oracle (read_committed) |",
-        "|---|---|---|---|---|",
+        "| scenario | strategy | Kafka's producer entries at the destination | appends Kafka refused | copies dropped | oracle (read_committed) |",
+        "|---|---|---|---|---|---|",
     ]
     last = None
     for r in rows:
         scenario = "" if r["scenario"] == last else r["scenario"]
         last = r["scenario"]
         out.append("| " + " | ".join(cell(x) for x in (
-            scenario, r["strategy"], r["producers"], r["refused"], r["oracle"])) + " |")
+            scenario, r["strategy"], r["producers"], r["refused"], r["copies"], r["oracle"])) + " |")
     return "\n".join(out) + "\n"
 
 

@@ -3,6 +3,8 @@ package dev.mirrorpid.kafka;
 import dev.mirrorpid.PidMapper;
 import dev.mirrorpid.RewriteResult;
 import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Objects;
 import org.apache.kafka.common.record.internal.MemoryRecords;
 import org.apache.kafka.common.record.internal.MutableRecordBatch;
@@ -21,6 +23,8 @@ import org.apache.kafka.storage.internals.log.UnifiedLog;
  *   <li><b>persist</b> the {@code __mirror_state} records the rewrite returned ({@link
  *       StateLog#append}), and on failure {@link PidMapper#abort()} and give up this fetch;
  *   <li><b>confirm</b> ({@link PidMapper#confirm()}): the bindings are durable;
+ *   <li><b>drop copies</b>: a batch the destination already holds, come by a second path or
+ *       again after a crash, is left out ({@link Copies}), since Kafka would append it twice;
  *   <li><b>place</b> the batches: the host, not the rewrite, sets each batch's base offset (the
  *       destination's next offset, since several sources share the partition) and its
  *       partition leader epoch (the destination leader's). Both lie outside the CRC, so the
@@ -30,7 +34,7 @@ import org.apache.kafka.storage.internals.log.UnifiedLog;
  *   <li><b>snapshot</b> when the rewrite asks for one.
  * </ol>
  *
- * <p>The other strategies skip 2, 3 and 6. The class is single-threaded, as a partition's
+ * <p>The other strategies skip 2, 3, 4 and 7. The class is single-threaded, as a partition's
  * fetcher is.
  */
 public final class MirrorLoop {
@@ -38,6 +42,7 @@ public final class MirrorLoop {
     private final UnifiedLog destination;
     private final int leaderEpoch;
     private final StateLog state;
+    private final Copies copies;
     private PidMapper mapper;
     private Step crash = step -> {};
 
@@ -65,12 +70,19 @@ public final class MirrorLoop {
         private final long lastOffset;
         private final int batches;
         private final long nextSourceOffset;
+        private final int copies;
 
-        Appended(long firstOffset, long lastOffset, int batches, long nextSourceOffset) {
+        Appended(long firstOffset, long lastOffset, int batches, long nextSourceOffset, int copies) {
             this.firstOffset = firstOffset;
             this.lastOffset = lastOffset;
             this.batches = batches;
             this.nextSourceOffset = nextSourceOffset;
+            this.copies = copies;
+        }
+
+        /** How many batches were copies the destination already held, and were not appended. */
+        public int copies() {
+            return copies;
         }
 
         /** The destination offset of the first appended record; -1 if nothing was appended. */
@@ -99,6 +111,16 @@ public final class MirrorLoop {
      * state} and {@code mapper} are those of {@link Strategy#MIRRORPID} and null otherwise.
      */
     public MirrorLoop(Strategy strategy, UnifiedLog destination, int leaderEpoch, StateLog state, PidMapper mapper) {
+        this(strategy, destination, leaderEpoch, state, mapper, strategy == Strategy.MIRRORPID);
+    }
+
+    /**
+     * As above; {@code dropCopies} says whether batches the destination already holds ({@link
+     * Copies}) are left out of the append. It is meaningful only for mirrorpid, which maps every
+     * copy of a batch alike; the judge turns it off to show what the copies do.
+     */
+    public MirrorLoop(Strategy strategy, UnifiedLog destination, int leaderEpoch, StateLog state, PidMapper mapper,
+            boolean dropCopies) {
         this.strategy = Objects.requireNonNull(strategy, "strategy");
         this.destination = Objects.requireNonNull(destination, "destination");
         this.leaderEpoch = leaderEpoch;
@@ -107,6 +129,7 @@ public final class MirrorLoop {
         }
         this.state = state;
         this.mapper = mapper;
+        this.copies = dropCopies ? new Copies() : null;
     }
 
     /** Sets the crash hook (tests only). */
@@ -145,7 +168,7 @@ public final class MirrorLoop {
     public Appended mirror(String sourceClusterId, MemoryRecords fetched, long nowMs) {
         ByteBuffer whole = wholeBatches(fetched);
         if (!whole.hasRemaining()) {
-            return new Appended(-1, -1, 0, -1);
+            return new Appended(-1, -1, 0, -1, 0);
         }
         MemoryRecords batches = MemoryRecords.readableRecords(whole);
         boolean snapshot = false;
@@ -171,22 +194,46 @@ public final class MirrorLoop {
         long next = destination.logEndOffset();
         long nextSource = -1;
         int count = 0;
+        int dropped = 0;
+        List<MutableRecordBatch> kept = new ArrayList<>();
         for (MutableRecordBatch batch : batches.batches()) {
-            long delta = batch.lastOffset() - batch.baseOffset();
             nextSource = batch.nextOffset();
+            if (copies != null && copies.isCopy(destination, sourceClusterId, batch)) {
+                dropped++;
+                continue;
+            }
+            long delta = batch.lastOffset() - batch.baseOffset();
             batch.setLastOffset(next + delta);
             batch.setPartitionLeaderEpoch(leaderEpoch);
+            kept.add(batch);
             next += delta + 1;
             count++;
         }
-        LogAppendInfo info = destination.appendAsFollower(batches, leaderEpoch);
+        if (count == 0) {
+            return new Appended(-1, -1, 0, nextSource, dropped);
+        }
+        LogAppendInfo info = destination.appendAsFollower(dropped == 0 ? batches : concatenate(kept), leaderEpoch);
         if (strategy == Strategy.MIRRORPID) {
             crash.reached(Point.APPENDED);
             if (snapshot) {
                 state.storeSnapshot(mapper.snapshot());
             }
         }
-        return new Appended(info.firstOffset(), info.lastOffset(), count, nextSource);
+        return new Appended(info.firstOffset(), info.lastOffset(), count, nextSource, dropped);
+    }
+
+    /** The batches in one new buffer, in order. */
+    private static MemoryRecords concatenate(List<MutableRecordBatch> batches) {
+        int size = 0;
+        for (MutableRecordBatch b : batches) {
+            size += b.sizeInBytes();
+        }
+        ByteBuffer out = ByteBuffer.allocate(size);
+        for (MutableRecordBatch b : batches) {
+            b.writeTo(out);
+        }
+        out.flip();
+        return MemoryRecords.readableRecords(out);
     }
 
     /** The prefix of {@code fetched}'s buffer that holds whole batches, as a slice of it. */

@@ -92,7 +92,7 @@ class ChainTest {
                 for (int h = 0; h < 3; h++) {
                     states.add("at " + "BCD".charAt(h) + ": " + Judged.producers(hops.get(s).get(h).destination.producers()));
                 }
-                REPORT.row("A->B->C->D, one local producer on each (every one PID 0 on its cluster)", s,
+                REPORT.row("A->B->C->D, one local producer on each (every one PID 0 on its cluster)", atD,
                         String.join(" / ", states), refused, v);
             }
             assertNull(verdict.get(Strategy.MIRRORPID), "mirrorpid: every record of every producer reaches D");

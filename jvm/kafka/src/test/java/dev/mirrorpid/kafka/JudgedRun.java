@@ -17,6 +17,11 @@ final class JudgedRun implements AutoCloseable {
     private final Report report;
 
     JudgedRun(Report report, Strategy... strategies) throws Exception {
+        this(report, true, strategies);
+    }
+
+    /** As above; mirrorpid's lane appends the copies it finds when not {@code dropCopies}. */
+    JudgedRun(Report report, boolean dropCopies, Strategy... strategies) throws Exception {
         this.report = report;
         dir = Files.createTempDirectory("mirrorpid-judge").toFile();
         a = SourceCluster.start("A");
@@ -28,7 +33,7 @@ final class JudgedRun implements AutoCloseable {
             throw e;
         }
         for (Strategy s : strategies.length == 0 ? Strategy.values() : strategies) {
-            lanes.put(s, new Lane(s, new File(dir, s.name())));
+            lanes.put(s, new Lane(s, new File(dir, s.name()), dropCopies));
         }
     }
 
@@ -51,7 +56,7 @@ final class JudgedRun implements AutoCloseable {
         for (Lane lane : lanes.values()) {
             String verdict = Judged.oracle(sources, lane.destination.readCommitted());
             verdicts.put(lane.strategy, verdict);
-            report.row(scenario, lane.strategy, Judged.producers(lane.destination.producers()),
+            report.row(scenario, lane, Judged.producers(lane.destination.producers()),
                     lane.refusals, verdict);
         }
         return verdicts;

@@ -37,20 +37,30 @@ final class Lane implements AutoCloseable {
     private int leaderEpoch = LEADER_EPOCH;
     StateLog state;
     MirrorLoop loop;
+    /** Whether mirrorpid's lane drops copies (the default). */
+    final boolean dropCopies;
+    /** How many batches were dropped as copies. */
+    int copies;
     /** What Kafka refused, in order: "B: InvalidTxnStateException". */
     final List<String> refusals = new ArrayList<>();
     private final Map<String, Long> next = new HashMap<>();
 
     /** A lane whose logs live under {@code home} (a chain has one lane per hop). */
     Lane(Strategy strategy, File home) throws IOException {
+        this(strategy, home, true);
+    }
+
+    /** As above; mirrorpid's lane appends the copies it finds when not {@code dropCopies}. */
+    Lane(Strategy strategy, File home, boolean dropCopies) throws IOException {
         this.strategy = strategy;
+        this.dropCopies = dropCopies && strategy == Strategy.MIRRORPID;
         this.destination = Destination.create(home, DESTINATION_TOPIC, 0);
         this.snapshotFile = new File(home, "mirror-state.snapshot");
         if (strategy == Strategy.MIRRORPID) {
             this.stateLogDir = Destination.compacted(home, "__mirror_state", 0);
             this.state = new StateLog(stateLogDir.log(), leaderEpoch, snapshotFile.toPath());
             PidMapper mapper = MODULE.newMapper(config());
-            this.loop = new MirrorLoop(strategy, destination.log(), leaderEpoch, state, mapper);
+            this.loop = new MirrorLoop(strategy, destination.log(), leaderEpoch, state, mapper, this.dropCopies);
         } else {
             this.stateLogDir = null;
             this.state = null;
@@ -60,6 +70,11 @@ final class Lane implements AutoCloseable {
 
     static MapperConfig config() {
         return MapperConfig.builder(DESTINATION_TOPIC_ID, 0).producerExpirationMs(Destination.PRODUCER_ID_EXPIRATION_MS).build();
+    }
+
+    /** The lane's name in the judge's tables. */
+    String label() {
+        return strategy == Strategy.MIRRORPID && !dropCopies ? "mirrorpid, copies appended" : strategy.label();
     }
 
     /**
@@ -75,7 +90,7 @@ final class Lane implements AutoCloseable {
         leaderEpoch++;
         state = new StateLog(stateLogDir.log(), leaderEpoch, snapshotFile.toPath());
         PidMapper recovered = state.recover(MODULE::restore, () -> MODULE.newMapper(config()));
-        loop = new MirrorLoop(strategy, destination.log(), leaderEpoch, state, recovered);
+        loop = new MirrorLoop(strategy, destination.log(), leaderEpoch, state, recovered, dropCopies);
     }
 
     /**
@@ -102,6 +117,7 @@ final class Lane implements AutoCloseable {
                     return false;
                 }
                 offset = appended.nextSourceOffset();
+                copies += appended.copies();
                 next.put(source.name(), offset);
                 if (offset >= fetched.highWatermark()) {
                     return true;
@@ -126,7 +142,9 @@ final class Lane implements AutoCloseable {
                 throw new IllegalStateException(name + ": the hop's log read nothing at offset " + offset);
             }
             try {
-                offset = loop.mirror(clusterId, fetched, System.currentTimeMillis()).nextSourceOffset();
+                MirrorLoop.Appended appended = loop.mirror(clusterId, fetched, System.currentTimeMillis());
+                offset = appended.nextSourceOffset();
+                copies += appended.copies();
             } catch (KafkaException e) {
                 refusals.add(name + ": " + e.getClass().getSimpleName());
                 return false;

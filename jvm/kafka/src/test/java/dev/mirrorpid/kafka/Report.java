@@ -22,12 +22,13 @@ final class Report {
         this.topology = topology;
     }
 
-    synchronized void row(String scenario, Strategy strategy, String producers, List<String> refusals, String oracle) {
+    synchronized void row(String scenario, Lane lane, String producers, List<String> refusals, String oracle) {
         Map<String, Object> row = new LinkedHashMap<>();
         row.put("scenario", scenario);
-        row.put("strategy", strategy.label());
+        row.put("strategy", lane.label());
         row.put("producers", producers);
         row.put("refused", refusals.isEmpty() ? "none" : String.join("; ", refusals));
+        row.put("copies", lane.copies);
         row.put("oracle", oracle == null ? "holds" : oracle);
         rows.add(row);
     }
