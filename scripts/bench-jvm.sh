@@ -2,10 +2,13 @@
 # The JVM benchmark (JMH, jvm/bench): mirrorpid's header rewrite through the
 # module on Chicory, each mode, beside the naive Java rewrite (PID at offset
 # 43, CRC-32C recomputed with Kafka's Crc32C), in one run; then the same with
-# HotSpot compiling huge methods (-XX:-DontCompileHugeMethods). Prints JMH's
-# tables; docs/PERFORMANCE.md quotes them. Not part of the test command.
+# HotSpot compiling huge methods (-XX:-DontCompileHugeMethods). With `mirror`,
+# the end-to-end mirror instead (MirrorBench: a 1 MiB fetch through the
+# MirrorLoop into Kafka's UnifiedLog, verbatim beside mirrorpid, and the
+# rewrite's share). Prints JMH's tables; docs/PERFORMANCE.md quotes them. Not
+# part of the test command.
 #
-#   scripts/bench-jvm.sh [extra JMH arguments]
+#   scripts/bench-jvm.sh [mirror] [extra JMH arguments]
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/setup.sh"
 enter_root
@@ -15,6 +18,11 @@ cp_file=$(mktemp)
 trap 'rm -f "$cp_file"' EXIT
 (cd jvm/bench && mvn -B -q dependency:build-classpath -Dmdep.outputFile="$cp_file")
 cp="jvm/bench/target/classes:$(cat "$cp_file")"
+if [ "${1:-}" = mirror ]; then
+  shift
+  log "JMH: end-to-end mirror of a 1 MiB fetch into Kafka's UnifiedLog"
+  exec java -cp "$cp" org.openjdk.jmh.Main MirrorBench "$@"
+fi
 sizes="batchBytes=256,1024,4096,16384,65536,1048576"
 for flags in "" "-XX:-DontCompileHugeMethods"; do
   log "JMH: one batch of each size ${flags:+($flags)}"

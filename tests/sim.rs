@@ -5,7 +5,7 @@
 
 mod common;
 
-use mirrorpid::sim::psm::{Corruption, Kind};
+use mirrorpid::sim::psm::{Corruption, Kind, Refusals};
 use mirrorpid::sim::scenario::Scenario;
 use mirrorpid::sim::{simulate, simulate_json, PartitionReport, Report, Strategy, STRATEGIES};
 
@@ -22,13 +22,29 @@ fn preset_names() -> Vec<String> {
     serde_json::from_str(&preset_text("index")).unwrap()
 }
 
-fn c(shared: u32, seq: u32, epoch: u32, marker: u32, bypass: u32) -> Corruption {
+/// Silent corruptions: shared PIDs, wrong sequences, lower epochs,
+/// foreign markers, bypasses, local writes lost as duplicates, copies
+/// written twice.
+fn c(counts: [u32; 7]) -> Corruption {
+    let [shared, seq, epoch, marker, bypass, lost, twice] = counts;
     Corruption {
         shared_pids: shared,
         wrong_sequence_accepted: seq,
         lower_epoch_accepted: epoch,
         foreign_marker: marker,
         psm_bypass: bypass,
+        lost_as_duplicate: lost,
+        written_twice: twice,
+    }
+}
+
+/// Refusals: OutOfOrderSequence, InvalidProducerEpoch, InvalidTxnState.
+fn r(counts: [u32; 3]) -> Refusals {
+    let [sequence, epoch, txn] = counts;
+    Refusals {
+        out_of_order_sequence: sequence,
+        invalid_producer_epoch: epoch,
+        invalid_txn_state: txn,
     }
 }
 
@@ -58,28 +74,90 @@ fn mirrorpid_pid_at(r: &Report, producer: &str, cluster: &str) -> String {
 #[test]
 fn every_preset_is_listed_and_counts_exactly() {
     let index = preset_names();
+    // Kafka 4.4's rules (src/sim/psm.rs, checked in jvm/kafka): local
+    // writes appended as CLIENT and refused loudly when a mirrored producer
+    // holds their PID at a higher epoch (seed-chain's 5, failover's 3, as a
+    // reading of Kafka's code predicted); a diamond's copies written twice.
     let expected = [
-        ("seed-chain", c(3, 8, 4, 0, 0), c(2, 3, 1, 0, 12)),
-        ("failover", c(2, 3, 2, 0, 0), c(1, 1, 1, 0, 5)),
-        ("fan-in", c(2, 2, 1, 0, 0), c(0, 0, 0, 0, 6)),
-        ("diamond", c(1, 2, 1, 0, 0), c(1, 2, 1, 0, 6)),
-        ("region-collision", c(1, 1, 1, 0, 0), c(0, 0, 0, 0, 6)),
-        ("election", c(1, 2, 0, 0, 0), c(0, 0, 0, 0, 9)),
-        ("transactions", c(1, 3, 1, 1, 0), c(0, 0, 0, 0, 8)),
-        ("fleet-50", c(12, 76, 22, 0, 0), c(4, 44, 14, 0, 96)),
+        (
+            "seed-chain",
+            c([2, 0, 0, 0, 0, 0, 0]),
+            c([2, 1, 0, 0, 11, 0, 0]),
+            r([0, 5, 0]),
+            r([0, 1, 0]),
+        ),
+        (
+            "failover",
+            c([0; 7]),
+            c([0, 0, 0, 0, 5, 0, 0]),
+            r([0, 3, 0]),
+            r([0, 1, 0]),
+        ),
+        (
+            "fan-in",
+            c([2, 1, 1, 0, 0, 0, 0]),
+            c([0, 0, 0, 0, 6, 0, 0]),
+            r([0; 3]),
+            r([0; 3]),
+        ),
+        (
+            "diamond",
+            c([1, 0, 0, 0, 0, 0, 3]),
+            c([1, 0, 0, 0, 6, 0, 3]),
+            r([0, 1, 0]),
+            r([0, 1, 0]),
+        ),
+        (
+            "region-collision",
+            c([1, 1, 1, 0, 0, 0, 0]),
+            c([0, 0, 0, 0, 6, 0, 0]),
+            r([0; 3]),
+            r([0; 3]),
+        ),
+        (
+            "election",
+            c([1, 2, 0, 0, 0, 0, 0]),
+            c([0, 0, 0, 0, 9, 0, 0]),
+            r([0; 3]),
+            r([0; 3]),
+        ),
+        (
+            "transactions",
+            c([1, 1, 1, 1, 0, 0, 0]),
+            c([0, 0, 0, 0, 8, 0, 0]),
+            r([0; 3]),
+            r([0; 3]),
+        ),
+        (
+            "fleet-50",
+            c([12, 6, 22, 0, 0, 0, 0]),
+            c([4, 6, 14, 0, 96, 0, 0]),
+            r([0; 3]),
+            r([0; 3]),
+        ),
     ];
     assert_eq!(index, expected.iter().map(|e| e.0).collect::<Vec<_>>());
-    for (name, verbatim, kip) in expected {
+    for (name, verbatim, kip, refused_verbatim, refused_kip) in expected {
         let r = preset(name);
         assert_eq!(r.totals.verbatim, verbatim, "{name}: verbatim");
         assert_eq!(r.totals.kip, kip, "{name}: -(pid+2)");
+        assert_eq!(
+            r.refused.verbatim, refused_verbatim,
+            "{name}: verbatim refusals"
+        );
+        assert_eq!(r.refused.kip, refused_kip, "{name}: -(pid+2) refusals");
         assert_eq!(
             r.totals.mirrorpid,
             Corruption::default(),
             "{name}: mirrorpid"
         );
+        assert_eq!(
+            r.refused.mirrorpid,
+            Refusals::default(),
+            "{name}: mirrorpid refusals"
+        );
         assert!(
-            verbatim.total() > 0 && kip.total() > 0,
+            verbatim.total() + refused_verbatim.total() > 0 && kip.total() > 0,
             "{name} shows the failures"
         );
         for p in &r.partitions {
@@ -318,8 +396,17 @@ fn each_timeline_step_is_the_state_after_its_event() {
                     k + 1
                 );
             }
-            // Every count the event added is one incident, said or not.
-            let after: u32 = step.totals.iter().sum();
+            for s in STRATEGIES {
+                assert_eq!(
+                    *step.refused.get(s),
+                    r.refused.get(s).total(),
+                    "{name} event {}",
+                    k + 1
+                );
+            }
+            // Every count the event added, corruption or refusal, is one
+            // incident, said or not.
+            let after: u32 = step.totals.iter().sum::<u32>() + step.refused.iter().sum::<u32>();
             assert_eq!(
                 step.incidents.len() as u32 + step.unsaid,
                 after - before,
@@ -336,7 +423,8 @@ fn each_timeline_step_is_the_state_after_its_event() {
             assert_eq!(r.timeline.last().unwrap().text, step.text);
             before = after;
         }
-        let end: u32 = full.totals.iter().map(|c| c.total()).sum();
+        let end: u32 = full.totals.iter().map(|c| c.total()).sum::<u32>()
+            + full.refused.iter().map(|r| r.total()).sum::<u32>();
         assert_eq!(before, end, "{name}");
     }
 }
@@ -358,31 +446,19 @@ fn seed_chain_corruptions_are_said_where_they_happen() {
         .collect();
     let bypass = "c5's batch carries PID -7: the producer state ignores it (no sequence, epoch or transaction check)";
     assert_eq!(kip, [("D", Kind::PsmBypass, bypass); 3]);
-    // Verbatim: D's own producer 5 continues C's, event 2.
+    // Verbatim: D's own producer 5 writes as leader (origin CLIENT) onto the
+    // entry C's mirrored 5 holds at a higher epoch: Kafka refuses both
+    // writes, event 2 (a loud failure of D's application, not silent).
     assert_eq!(first(Strategy::Verbatim), Some(1));
-    let verbatim: Vec<(&str, &str)> = r.timeline[1]
+    let verbatim: Vec<(&str, Kind, &str)> = r.timeline[1]
         .incidents
         .iter()
         .filter(|i| i.strategy == Strategy::Verbatim)
-        .map(|i| (i.cluster.as_str(), i.text.as_str()))
+        .map(|i| (i.cluster.as_str(), i.kind, i.text.as_str()))
         .collect();
-    assert_eq!(
-        verbatim,
-        [
-            (
-                "D",
-                "d5 writes as PID 5, which c5 already uses: one producer where there are two"
-            ),
-            (
-                "D",
-                "d5's batch with sequence 0 accepted as c5's producer 5 after sequence 2"
-            ),
-            (
-                "D",
-                "d5's batch with epoch 0 accepted as c5's producer 5 at epoch 1"
-            ),
-        ]
-    );
+    let refused = "d5's write with epoch 0 refused (InvalidProducerEpochException): PID 5 is at epoch 1, c5's";
+    assert_eq!(verbatim, [("D", Kind::InvalidProducerEpoch, refused); 2]);
+    assert!(r.timeline[1].incidents.iter().all(|i| i.kind.is_refusal()));
     assert_eq!(first(Strategy::Mirrorpid), None);
     // What D's producer state holds at the end.
     let d = partition(&r, "D");
@@ -392,7 +468,9 @@ fn seed_chain_corruptions_are_said_where_they_happen() {
         .iter()
         .find(|e| e.pid == "5")
         .unwrap();
-    assert_eq!(v5.producers, ["a5", "b5", "c5", "d5"]);
+    // b5's writes were refused at B and d5's at D: only the mirrored two
+    // share the entry.
+    assert_eq!(v5.producers, ["a5", "c5"]);
     for e in &d.producer_state.mirrorpid {
         assert_eq!(
             e.producers.len(),

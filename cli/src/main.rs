@@ -648,7 +648,7 @@ fn simulate(args: &SimulateArgs) -> Result<(String, bool)> {
         String::from_utf8(bytes).map_err(|_| format!("{}: not UTF-8", args.scenario.display()))?;
     let report = mirrorpid::sim::simulate_json(&text)
         .map_err(|e| format!("{}: {e}", args.scenario.display()))?;
-    let corrupt = report.totals.mirrorpid.total() > 0;
+    let corrupt = report.totals.mirrorpid.total() > 0 || report.refused.mirrorpid.total() > 0;
     if args.out.json {
         let doc = serde_json::to_string(&report).map_err(|e| e.to_string())?;
         return Ok((format!("{doc}\n"), corrupt));
@@ -673,6 +673,8 @@ fn simulate(args: &SimulateArgs) -> Result<(String, bool)> {
             "COMMIT/ABORT closing another's transaction",
         ),
         ("psmBypass", "batches bypassing producer state"),
+        ("lostAsDuplicate", "local writes taken for retries, lost"),
+        ("writtenTwice", "copies by a second path written again"),
         ("total", "total"),
     ];
     let totals = serde_json::to_value(&report.totals).map_err(|e| e.to_string())?;
@@ -688,13 +690,38 @@ fn simulate(args: &SimulateArgs) -> Result<(String, bool)> {
         &["SILENT CORRUPTION", "VERBATIM", "-(PID+2)", "MIRRORPID"],
         &rows,
     ));
+    let refusals = [
+        ("outOfOrderSequence", "OutOfOrderSequenceException"),
+        ("invalidProducerEpoch", "InvalidProducerEpochException"),
+        ("invalidTxnState", "InvalidTxnStateException (stall)"),
+        ("total", "total"),
+    ];
+    let refused = serde_json::to_value(&report.refused).map_err(|e| e.to_string())?;
+    let rows: Vec<Vec<String>> = refusals
+        .iter()
+        .map(|(key, label)| {
+            let mut row = vec![(*label).to_owned()];
+            row.extend(["verbatim", "kip", "mirrorpid"].map(|s| refused[s][key].to_string()));
+            row
+        })
+        .collect();
+    out.push('\n');
+    out.push_str(&table(
+        &[
+            "REFUSED BY KAFKA (LOUD)",
+            "VERBATIM",
+            "-(PID+2)",
+            "MIRRORPID",
+        ],
+        &rows,
+    ));
     let _ = writeln!(
         out,
         "\n{}",
         if corrupt {
-            "mirrorpid leaves corruption in this topology (exit 1)"
+            "mirrorpid leaves corruption or refused appends in this topology (exit 1)"
         } else {
-            "mirrorpid: no corruption"
+            "mirrorpid: no corruption, nothing refused"
         }
     );
     Ok((out, corrupt))

@@ -93,6 +93,17 @@ export interface Corruption {
   lowerEpochAccepted: number;
   foreignMarker: number;
   psmBypass: number;
+  /** Local writes Kafka acknowledged and did not write (taken for another producer's retries). */
+  lostAsDuplicate: number;
+  /** Copies by a second path written again (follower appends are not deduplicated). */
+  writtenTwice: number;
+  total: number;
+}
+/** Appends Kafka refused (loud): local writes lost to an error, or a mirror stalled. */
+export interface Refusals {
+  outOfOrderSequence: number;
+  invalidProducerEpoch: number;
+  invalidTxnState: number;
   total: number;
 }
 export interface PerStrategy<T> {
@@ -120,7 +131,17 @@ export interface ProducerStateEntry {
   lastSequence: number;
   openTransaction: string | null;
 }
-export type CorruptionKind = "sharedPids" | "wrongSequenceAccepted" | "lowerEpochAccepted" | "foreignMarker" | "psmBypass";
+export type CorruptionKind =
+  | "sharedPids"
+  | "wrongSequenceAccepted"
+  | "lowerEpochAccepted"
+  | "foreignMarker"
+  | "psmBypass"
+  | "lostAsDuplicate"
+  | "writtenTwice"
+  | "outOfOrderSequence"
+  | "invalidProducerEpoch"
+  | "invalidTxnState";
 export type Strategy = "verbatim" | "kip" | "mirrorpid";
 /** The simulator's report (JSON form: 64-bit integers as decimal strings). */
 export interface SimulationReport {
@@ -142,6 +163,8 @@ export interface SimulationReport {
       collidingCluster: string | null;
     }[];
     corruption: PerStrategy<Corruption>;
+    refusals: PerStrategy<Refusals>;
+    /** Copies by a second path the host dropped (mirrorpid's loop only). */
     duplicates: PerStrategy<number>;
     producerState: PerStrategy<ProducerStateEntry[]>;
     records: { keyHex: string; valueHex: string | null; json: RecordJson }[];
@@ -159,12 +182,15 @@ export interface SimulationReport {
     crossings: { producer: string; pid: PerStrategy<string> }[];
   }[];
   totals: PerStrategy<Corruption>;
+  refused: PerStrategy<Refusals>;
   /** One step per event: what happened, the totals after it, the corruptions it caused in words. */
   timeline: {
     text: string;
     totals: PerStrategy<number>;
+    /** Refusals over all partitions after it (loud; not in `totals`). */
+    refused: PerStrategy<number>;
     incidents: { strategy: Strategy; cluster: string; kind: CorruptionKind; text: string }[];
-    /** Incidents beyond the 20 said in words. */
+    /** Incidents beyond the 20 said in words (refusals are incidents too; see `kind`). */
     unsaid: number;
   }[];
 }

@@ -134,6 +134,7 @@ impl Sim {
         if !is_marker && pid >= 0 {
             self.producers[p].sequence += 1;
         }
+        self.serials += 1;
         let batch = Travelling {
             bytes,
             owner: p,
@@ -141,6 +142,8 @@ impl Sim {
             base_sequence: seq,
             transactional: transactional && !is_marker,
             marker: is_marker,
+            commit: matches!(marker, Some(ControlType::Commit)),
+            serial: self.serials,
         };
         for strategy in STRATEGIES {
             self.deliver(strategy, cluster, batch.clone())?;

@@ -31,7 +31,7 @@ use crate::pid::PidSpace;
 use crate::record::StateRecord;
 use crate::rewrite::RewriteOptions;
 use crate::topic::TopicId;
-use psm::{Appended, ProducerState};
+use psm::{Appended, Origin, ProducerState};
 use scenario::Scenario;
 
 /// The clock at the start of every run (2025-11-29T08:00:00Z).
@@ -64,6 +64,21 @@ struct Travelling {
     base_sequence: i32,
     transactional: bool,
     marker: bool,
+    /// For a marker: COMMIT (else ABORT).
+    commit: bool,
+    /// Which batch this is: every copy of it has the same.
+    serial: u64,
+}
+
+/// A mirrored batch Kafka refused with `InvalidTxnStateException` at
+/// `cluster`: the mirror from `from` stalls on it and retries after every
+/// event until the transaction on `pid` ends.
+struct Held {
+    cluster: usize,
+    from: usize,
+    batch: Travelling,
+    distance: u32,
+    pid: i64,
 }
 
 /// One strategy's world: a log and producer state per cluster.
@@ -74,6 +89,7 @@ struct World {
     mappers: Vec<Option<Mapper>>,
     state_topic: Vec<Vec<StateRecord>>,
     snapshots: Vec<Option<Vec<u8>>>,
+    held: Vec<Held>,
 }
 
 impl World {
@@ -85,6 +101,7 @@ impl World {
             mappers: (0..clusters).map(|_| None).collect(),
             state_topic: vec![Vec::new(); clusters],
             snapshots: vec![None; clusters],
+            held: Vec::new(),
         }
     }
 }
@@ -129,6 +146,8 @@ struct Sim {
     timeline: Vec<Step>,
     /// Deliveries so far (see [`MAX_DELIVERIES`]).
     deliveries: u64,
+    /// Batches produced so far: the next batch's serial.
+    serials: u64,
 }
 
 impl Sim {
@@ -177,6 +196,7 @@ impl Sim {
             crossings: BTreeMap::new(),
             timeline: Vec::new(),
             deliveries: 0,
+            serials: 0,
             clusters,
         };
         for l in &s.links {
@@ -281,6 +301,7 @@ impl Sim {
             let text = self
                 .advance(1)
                 .and_then(|()| self.event(event))
+                .and_then(|text| self.retry_held().map(|()| text))
                 .map_err(|e| {
                     Error::invalid(format!(
                         "event {} ({}): {e}",
@@ -292,9 +313,14 @@ impl Sim {
                 let psm = &self.worlds.get(strategy).psm;
                 psm.iter().map(|p| p.corruption.total()).sum()
             });
+            let refused = PerStrategy::from_fn(|strategy| {
+                let psm = &self.worlds.get(strategy).psm;
+                psm.iter().map(|p| p.refusals.total()).sum()
+            });
             let step = self.timeline.last_mut().expect("pushed above");
             step.text = text;
             step.totals = totals;
+            step.refused = refused;
         }
         Ok(self.report(s))
     }
@@ -304,7 +330,19 @@ impl Sim {
     /// not recursion, so a long chain cannot exhaust the stack; every
     /// append counts against [`MAX_DELIVERIES`].
     fn deliver(&mut self, strategy: Strategy, cluster: usize, batch: Travelling) -> Result<()> {
-        let mut work = vec![(cluster, None, batch, 0u32)];
+        self.deliver_from(strategy, cluster, None, batch, 0)
+    }
+
+    /// [`Sim::deliver`] from `cluster`, where `batch` arrives from `from`.
+    fn deliver_from(
+        &mut self,
+        strategy: Strategy,
+        cluster: usize,
+        from: Option<usize>,
+        batch: Travelling,
+        distance: u32,
+    ) -> Result<()> {
+        let mut work = vec![(cluster, from, batch, distance)];
         while let Some((cluster, from, batch, distance)) = work.pop() {
             self.deliveries += 1;
             if self.deliveries > MAX_DELIVERIES {
@@ -313,7 +351,9 @@ impl Sim {
                      through the topology counts once): make the topology or the counts smaller"
                 )));
             }
-            let batch = self.append_at(strategy, cluster, from, batch, distance)?;
+            let Some(batch) = self.append_at(strategy, cluster, from, batch, distance)? else {
+                continue; // refused, held, or a copy the host dropped: it goes no further
+            };
             let next: Vec<usize> = self.out_links(cluster).collect();
             for to in next.into_iter().rev() {
                 work.push((to, Some(cluster), batch.clone(), distance + 1));
@@ -322,8 +362,28 @@ impl Sim {
         Ok(())
     }
 
+    /// Retries every held batch whose transaction has ended, in the order
+    /// they were held; a batch still blocked stays held.
+    fn retry_held(&mut self) -> Result<()> {
+        for strategy in STRATEGIES {
+            let held = std::mem::take(&mut self.worlds.get_mut(strategy).held);
+            for h in held {
+                let world = self.worlds.get_mut(strategy);
+                if world.psm[h.cluster].blocks(h.pid, h.batch.transactional) {
+                    world.held.push(h);
+                    continue;
+                }
+                self.deliver_from(strategy, h.cluster, Some(h.from), h.batch, h.distance)?;
+            }
+        }
+        Ok(())
+    }
+
     /// Appends `batch` at `cluster` (arriving from `from`, or local, after
-    /// the strategy's rewrite); returns it as appended there.
+    /// the strategy's rewrite); returns it as appended there, or `None`
+    /// when it was not written: Kafka refused it, the mirror holds it
+    /// (a stall), or, under mirrorpid, the host dropped it as a copy that
+    /// came by another path.
     fn append_at(
         &mut self,
         strategy: Strategy,
@@ -331,7 +391,8 @@ impl Sim {
         from: Option<usize>,
         mut batch: Travelling,
         distance: u32,
-    ) -> Result<Travelling> {
+    ) -> Result<Option<Travelling>> {
+        let original = batch.clone();
         if let Some(src) = from {
             let incoming = read_pid(&batch.bytes);
             match strategy {
@@ -365,6 +426,7 @@ impl Sim {
             }
         }
         let pid_here = read_pid(&batch.bytes);
+        // What crossed where, whatever Kafka then does with it.
         if let Some(src) = from {
             *self
                 .crossings
@@ -378,19 +440,57 @@ impl Sim {
             .or_insert_with(|| (distance, PerStrategy::default()));
         hop.0 = hop.0.min(distance);
         *hop.1.get_mut(strategy) = pid_here;
+        if let Some(src) = from {
+            if strategy == Strategy::Mirrorpid
+                && self.worlds.mirrorpid.psm[cluster].holds(batch.serial)
+            {
+                // The host's copy check after the rewrite (jvm/kafka's
+                // Copies): a batch the log already holds, come by another
+                // path, is not appended again.
+                self.worlds.mirrorpid.psm[cluster].drop_copy();
+                return Ok(None);
+            }
+            if self.worlds.get(strategy).psm[cluster].blocks(pid_here, batch.transactional)
+                && !batch.marker
+            {
+                // Kafka refuses it (counted once, here) and the mirror
+                // stalls on it until the transaction ends.
+                let appended = appended(
+                    &self.producers,
+                    &batch,
+                    pid_here,
+                    Origin::Replication,
+                    self.now,
+                );
+                let outcome = self.worlds.get_mut(strategy).psm[cluster].append(&appended);
+                self.say(strategy, cluster, outcome.incidents);
+                self.worlds.get_mut(strategy).held.push(Held {
+                    cluster,
+                    from: src,
+                    batch: original,
+                    distance,
+                    pid: pid_here,
+                });
+                return Ok(None);
+            }
+        }
+        let origin = if from.is_some() {
+            Origin::Replication
+        } else {
+            Origin::Client
+        };
+        let appended = appended(&self.producers, &batch, pid_here, origin, self.now);
         let world = self.worlds.get_mut(strategy);
-        world.logs[cluster] += 1;
-        let found = world.psm[cluster].append(&Appended {
-            owner: &self.producers[batch.owner].id,
-            idempotent: self.producers[batch.owner].pid >= 0,
-            pid: pid_here,
-            epoch: batch.epoch,
-            base_sequence: batch.base_sequence,
-            count: 1,
-            transactional: batch.transactional,
-            marker: batch.marker,
-            now_ms: self.now,
-        });
+        let outcome = world.psm[cluster].append(&appended);
+        if outcome.written {
+            world.logs[cluster] += 1;
+        }
+        self.say(strategy, cluster, outcome.incidents);
+        Ok(outcome.written.then_some(batch))
+    }
+
+    /// Puts `found` in the timeline's current step.
+    fn say(&mut self, strategy: Strategy, cluster: usize, found: Vec<psm::Incident>) {
         if let Some(step) = self.timeline.last_mut() {
             for incident in found {
                 if step.incidents.len() < MAX_INCIDENTS_PER_EVENT {
@@ -405,7 +505,6 @@ impl Sim {
                 }
             }
         }
-        Ok(batch)
     }
 
     fn elect(&mut self, c: usize, with_snapshot: bool) -> Result<()> {
@@ -424,6 +523,30 @@ impl Sim {
         }
         world.mappers[c] = Some(fresh);
         Ok(())
+    }
+}
+
+/// What the producer-state model needs of `batch`, carrying `pid` here.
+fn appended<'a>(
+    producers: &'a [Producer],
+    batch: &Travelling,
+    pid: i64,
+    origin: Origin,
+    now_ms: i64,
+) -> Appended<'a> {
+    Appended {
+        owner: &producers[batch.owner].id,
+        idempotent: producers[batch.owner].pid >= 0,
+        pid,
+        epoch: batch.epoch,
+        base_sequence: batch.base_sequence,
+        count: 1,
+        transactional: batch.transactional,
+        marker: batch.marker,
+        commit: batch.commit,
+        serial: batch.serial,
+        origin,
+        now_ms,
     }
 }
 

@@ -4,7 +4,7 @@
 
 use serde::Serialize;
 
-use super::psm::{Corruption, EntryRow, Kind};
+use super::psm::{Corruption, EntryRow, Kind, Refusals};
 use super::scenario::Scenario;
 use super::{PerStrategy, Sim, Strategy};
 use crate::pid;
@@ -95,7 +95,7 @@ pub struct LinkReport {
     pub crossings: Vec<Crossing>,
 }
 
-/// A silent corruption at one partition, under one strategy.
+/// A silent corruption, or an append Kafka refused, at one partition, under one strategy.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct IncidentRow {
@@ -117,7 +117,9 @@ pub struct Step {
     pub text: String,
     /// Corruption totals over all partitions after it, per strategy.
     pub totals: PerStrategy<u32>,
-    /// The silent corruptions it caused, at most
+    /// Refusal totals over all partitions after it, per strategy.
+    pub refused: PerStrategy<u32>,
+    /// The silent corruptions and refusals it caused, at most
     /// [`super::MAX_INCIDENTS_PER_EVENT`] of them in words.
     pub incidents: Vec<IncidentRow>,
     /// How many more it caused than `incidents` lists.
@@ -140,7 +142,10 @@ pub struct PartitionReport {
     pub identities: Vec<IdentityRow>,
     /// Silent corruptions per strategy.
     pub corruption: PerStrategy<Corruption>,
-    /// Deduplicated re-deliveries per strategy (not corruption).
+    /// Appends Kafka refused here, per strategy (loud, not silent).
+    pub refusals: PerStrategy<Refusals>,
+    /// Copies (a second path's) the host dropped before appending, per
+    /// strategy: only mirrorpid's loop can tell them, so only it drops them.
     pub duplicates: PerStrategy<u32>,
     /// What Kafka's producer state holds here, per strategy.
     pub producer_state: PerStrategy<Vec<EntryRow>>,
@@ -163,6 +168,8 @@ pub struct Report {
     pub links: Vec<LinkReport>,
     /// Corruption summed over partitions.
     pub totals: PerStrategy<Corruption>,
+    /// Refusals summed over partitions.
+    pub refused: PerStrategy<Refusals>,
     /// One step per event, in order.
     pub timeline: Vec<Step>,
 }
@@ -171,16 +178,20 @@ impl Sim {
     /// The report of a finished run.
     pub(super) fn report(self, s: &Scenario) -> Report {
         let mut totals = PerStrategy::<Corruption>::default();
+        let mut refused = PerStrategy::<Refusals>::default();
         let mut partitions = Vec::new();
         for (c, name) in self.clusters.iter().enumerate() {
             let mut corruption = PerStrategy::<Corruption>::default();
             let mut duplicates = PerStrategy::<u32>::default();
+            let mut refusals = PerStrategy::<Refusals>::default();
             let mut producer_state = PerStrategy::<Vec<EntryRow>>::default();
             for world in self.worlds.iter() {
                 *corruption.get_mut(world.strategy) = world.psm[c].corruption;
                 *duplicates.get_mut(world.strategy) = world.psm[c].duplicates;
                 *producer_state.get_mut(world.strategy) = world.psm[c].entries();
                 totals.get_mut(world.strategy).add(&world.psm[c].corruption);
+                *refusals.get_mut(world.strategy) = world.psm[c].refusals;
+                refused.get_mut(world.strategy).add(&world.psm[c].refusals);
             }
             let world = &self.worlds.mirrorpid;
             let identities = world.mappers[c]
@@ -246,6 +257,7 @@ impl Sim {
                 batches: self.worlds.verbatim.logs[c],
                 identities,
                 corruption,
+                refusals,
                 duplicates,
                 producer_state,
                 records,
@@ -292,6 +304,7 @@ impl Sim {
             paths,
             links,
             totals,
+            refused,
             timeline: self.timeline,
         }
     }

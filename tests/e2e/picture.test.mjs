@@ -174,6 +174,15 @@ test("the timeline: counts rise at the first corruption for verbatim and -(pid+2
       );
     await page.screenshot({ path: `${shots}/timeline-${strategy}-${first}.png` });
   }
+  // Appends Kafka refuses are said too, marked as refused (loud, not in the totals).
+  const refusedAt = report.timeline.findIndex((s) => s.refused.verbatim > 0) + 1;
+  assert.ok(refusedAt > 0, "seed-chain: Kafka refuses a local write under verbatim");
+  await goTo(refusedAt);
+  const refusals = report.timeline[refusedAt - 1].incidents.filter((i) => i.kind === "invalidProducerEpoch");
+  assert.ok(refusals.length > 0);
+  assert.ok((await page.getByTestId("refused").count()) > 0, "refusals carry the refused chip");
+  assert.match(await page.getByTestId("incidents").textContent(), /refused \(InvalidProducerEpochException\)/);
+  await page.screenshot({ path: `${shots}/timeline-refused.png` });
   assert.equal(await page.locator("[data-testid^=tick-mirrorpid-]").count(), 0, "no mark for mirrorpid");
   // Step through every event with the buttons: mirrorpid stays at 0.
   await goTo(0);

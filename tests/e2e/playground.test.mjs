@@ -13,21 +13,27 @@ after(async () => {
   await env?.stop();
 });
 
-// Totals per strategy (verbatim, -(pid+2), mirrorpid): the same figures the
-// native test tests/sim.rs pins kind by kind.
+// Totals per strategy (verbatim, -(pid+2), mirrorpid), silent corruptions
+// then refusals: the same figures the native test tests/sim.rs pins kind by
+// kind.
 const PRESETS = {
-  "seed-chain": [15, 18, 0],
-  failover: [7, 8, 0],
-  "fan-in": [5, 6, 0],
-  diamond: [4, 10, 0],
-  "region-collision": [3, 6, 0],
-  election: [3, 9, 0],
-  transactions: [6, 8, 0],
-  "fleet-50": [110, 158, 0],
+  "seed-chain": [2, 14, 0, 5, 1, 0],
+  failover: [0, 5, 0, 3, 1, 0],
+  "fan-in": [4, 6, 0, 0, 0, 0],
+  diamond: [4, 10, 0, 1, 1, 0],
+  "region-collision": [3, 6, 0, 0, 0, 0],
+  election: [3, 9, 0, 0, 0, 0],
+  transactions: [4, 8, 0, 0, 0, 0],
+  "fleet-50": [40, 120, 0, 0, 0, 0],
 };
 
 async function totals(page) {
   const read = async (k) => Number(await page.getByTestId(`totals-${k}-total`).textContent());
+  return [await read("verbatim"), await read("kip"), await read("mirrorpid")];
+}
+
+async function refused(page) {
+  const read = async (k) => Number(await page.getByTestId(`refused-${k}-total`).textContent());
   return [await read("verbatim"), await read("kip"), await read("mirrorpid")];
 }
 
@@ -49,7 +55,7 @@ test("every preset shows its corruption counts and mapping tables", async () => 
       await page.waitForFunction((prev) => location.hash.startsWith("#s=") && location.hash !== prev, before);
     }
     await page.waitForFunction(() => !!document.querySelector("[data-testid=totals-verbatim-total]"));
-    assert.deepEqual(await totals(page), expected, name);
+    assert.deepEqual([...(await totals(page)), ...(await refused(page))], expected, name);
     assert.equal(await page.getByTestId("error").isVisible(), false, `${name}: no error`);
     const rows = await page.getByTestId("identity-row").count();
     assert.ok(rows > 0, `${name}: mapped PID rows are shown`);
@@ -102,9 +108,9 @@ test("editing through the UI: add a cluster, a link, a producer, an event", asyn
   const centralRow = page.getByTestId("partition-central").locator("tr", { hasText: "arch7" });
   const mappedAtCentral = (await centralRow.locator("td.pid .dec").textContent()).trim();
   assert.equal((await row.locator("td.pid .dec").textContent()).trim(), mappedAtCentral, "pass-through keeps the PID");
-  // archive repeats central's mixing: verbatim 5 -> 10; -(pid+2) adds 2 bypasses at
-  // central (arch7 is negative there) and 5 at archive, where PIDs flip back positive.
-  assert.deepEqual(await totals(page), [10, 13, 0]);
+  // archive repeats central's mixing: verbatim 4 -> 8; -(pid+2) adds arch7's bypasses at
+  // central (it is negative there), and archive's, where PIDs flip back positive.
+  assert.deepEqual(await totals(page), [8, 12, 0]);
   await page.screenshot({ path: `${shots}/edited.png`, fullPage: true });
   assert.deepEqual(page.errors, []);
 });
@@ -143,7 +149,7 @@ test("bad input shows clear messages instead of breaking", async () => {
   // The page still works: a valid scenario clears the error.
   await page.getByTestId("preset").selectOption("diamond");
   await page.waitForFunction(() => document.querySelector("[data-testid=error]").hidden);
-  assert.deepEqual(await totals(page), PRESETS.diamond);
+  assert.deepEqual([...(await totals(page)), ...(await refused(page))], PRESETS.diamond);
   // Bad producer PID typed in the form.
   await page.getByTestId("producer-id").fill("x");
   await page.getByTestId("producer-pid").fill("five");

@@ -12,6 +12,14 @@ const KINDS = [
   ["lowerEpochAccepted", "lower epoch accepted"],
   ["foreignMarker", "COMMIT/ABORT closing another producer's transaction"],
   ["psmBypass", "batches bypassing producer state (negative PID)"],
+  ["lostAsDuplicate", "local writes acknowledged and not written (taken for retries)"],
+  ["writtenTwice", "copies by a second path written again"],
+];
+
+const REFUSALS = [
+  ["outOfOrderSequence", "local writes refused: OutOfOrderSequenceException"],
+  ["invalidProducerEpoch", "local writes refused: InvalidProducerEpochException"],
+  ["invalidTxnState", "refused: InvalidTxnStateException (a mirror stalls)"],
 ];
 
 /** A PID as a coloured chip (its region's colour when mapped). */
@@ -42,6 +50,40 @@ function pidCell(pid) {
     cell.append(h("span", { class: "split" }, "negative: producer state ignores it"));
   }
   return cell;
+}
+
+/** The appends Kafka refused, per strategy: loud, so not in the corruption total. */
+function refusalTable(r, testid) {
+  const table = h(
+    "table",
+    { class: "summary", "data-testid": testid },
+    h(
+      "thead",
+      {},
+      h(
+        "tr",
+        {},
+        h("th", { scope: "col" }, "refused by Kafka (loud)"),
+        ...STRATEGIES.map(([k, label]) => h("th", { scope: "col", class: `strategy ${k}` }, label)),
+      ),
+    ),
+  );
+  const body = h("tbody");
+  for (const [kind, label] of [...REFUSALS, ["total", "total"]]) {
+    body.append(
+      h(
+        "tr",
+        { class: kind === "total" ? "total" : "" },
+        h("th", { scope: "row" }, label),
+        ...STRATEGIES.map(([k]) => {
+          const v = r[k][kind];
+          return h("td", { class: v ? "bad" : "good", "data-testid": `${testid}-${k}-${kind}` }, v);
+        }),
+      ),
+    );
+  }
+  table.append(body);
+  return table;
 }
 
 function corruptionTable(c, testid) {
@@ -109,9 +151,15 @@ export function renderResults(report) {
     h(
       "p",
       { class: "muted" },
-      "Counted over every partition, by a model of Kafka's producer state appending with origin REPLICATION (it accepts all of these without an error).",
+      "Counted over every partition by a model of Kafka 4.4's producer state (mirrored batches appended with origin REPLICATION, local ones with CLIENT, as docs/KAFKA.md shows Kafka doing): the silent corruptions Kafka accepts without an error,",
     ),
     h("div", { class: "scroll" }, corruptionTable(report.totals, "totals")),
+    h(
+      "p",
+      { class: "muted" },
+      "and the appends Kafka refuses, which a producer's application or the mirror sees as an error:",
+    ),
+    h("div", { class: "scroll" }, refusalTable(report.refused, "refused")),
   );
 
   const paths = h(

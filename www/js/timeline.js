@@ -5,6 +5,9 @@
 import { $, h } from "./dom.js";
 import { STRATEGIES, strategyLabel } from "./strategies.js";
 
+/** Kinds of incident that are Kafka refusing an append (loud), not silent corruption. */
+const REFUSALS = new Set(["outOfOrderSequence", "invalidProducerEpoch", "invalidTxnState"]);
+
 /** The events (1-based) at which `strategy`'s corruption count rose. */
 export function corruptEvents(full, strategy) {
   const out = [];
@@ -69,6 +72,7 @@ export function renderTimeline(full, at, strategy, onStep) {
       "li",
       { class: `incident ${x.strategy}`, "data-testid": "incident" },
       h("span", { class: `chip strategy ${x.strategy}` }, strategyLabel(x.strategy)),
+      REFUSALS.has(x.kind) ? h("span", { class: "chip refused", "data-testid": "refused" }, "refused") : null,
       ` at ${x.cluster}: ${x.text}`,
       x.times > 1 ? h("span", { class: "muted" }, ` (×${x.times})`) : null,
     ),

@@ -15,15 +15,10 @@ import org.apache.kafka.common.message.FetchResponseData.AbortedTransaction;
 import org.apache.kafka.common.record.internal.ControlRecordType;
 import org.apache.kafka.common.record.internal.Record;
 import org.apache.kafka.common.record.internal.RecordBatch;
-import org.apache.kafka.common.utils.Time;
 import org.apache.kafka.server.storage.log.FetchIsolation;
 import org.apache.kafka.server.util.KafkaScheduler;
 import org.apache.kafka.storage.internals.log.FetchDataInfo;
-import org.apache.kafka.storage.internals.log.LogConfig;
-import org.apache.kafka.storage.internals.log.LogDirFailureChannel;
-import org.apache.kafka.storage.internals.log.ProducerStateManagerConfig;
 import org.apache.kafka.storage.internals.log.UnifiedLog;
-import org.apache.kafka.storage.log.metrics.BrokerTopicStats;
 
 /**
  * A destination partition: Kafka 4.4's own {@code UnifiedLog} on a directory of its own, with
@@ -31,8 +26,7 @@ import org.apache.kafka.storage.log.metrics.BrokerTopicStats;
  * read_committed consumer of it reads.
  */
 final class Destination implements AutoCloseable {
-    /** Kafka's default {@code producer.id.expiration.ms}. */
-    static final int PRODUCER_ID_EXPIRATION_MS = 86_400_000;
+    static final int PRODUCER_ID_EXPIRATION_MS = KafkaLogs.PRODUCER_ID_EXPIRATION_MS;
 
     private final File dir;
     private final Properties config;
@@ -58,12 +52,7 @@ final class Destination implements AutoCloseable {
     }
 
     private UnifiedLog open(boolean cleanShutdown) throws IOException {
-        if (!dir.isDirectory() && !dir.mkdirs()) {
-            throw new IOException("cannot make " + dir);
-        }
-        return UnifiedLog.create(dir, new LogConfig(config), 0L, 0L, scheduler, new BrokerTopicStats(false),
-                Time.SYSTEM, 900_000, new ProducerStateManagerConfig(PRODUCER_ID_EXPIRATION_MS, false), 600_000,
-                new LogDirFailureChannel(10), cleanShutdown, Optional.empty());
+        return KafkaLogs.open(dir, config, scheduler, cleanShutdown);
     }
 
     UnifiedLog log() {

@@ -1,0 +1,185 @@
+package dev.mirrorpid.bench;
+
+import dev.mirrorpid.MapperConfig;
+import dev.mirrorpid.MirrorPid;
+import dev.mirrorpid.PidMapper;
+import dev.mirrorpid.RewriteResult;
+import dev.mirrorpid.kafka.KafkaLogs;
+import dev.mirrorpid.kafka.MirrorLoop;
+import dev.mirrorpid.kafka.StateLog;
+import dev.mirrorpid.kafka.Strategy;
+import java.io.File;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.file.Files;
+import java.util.Optional;
+import java.util.Properties;
+import java.util.concurrent.TimeUnit;
+import org.apache.kafka.common.Uuid;
+import org.apache.kafka.common.compress.Compression;
+import org.apache.kafka.common.record.TimestampType;
+import org.apache.kafka.common.record.internal.MemoryRecords;
+import org.apache.kafka.common.record.internal.MemoryRecordsBuilder;
+import org.apache.kafka.common.record.internal.RecordBatch;
+import org.apache.kafka.server.util.KafkaScheduler;
+import org.apache.kafka.storage.internals.log.UnifiedLog;
+import org.openjdk.jmh.annotations.AuxCounters;
+import org.openjdk.jmh.annotations.Benchmark;
+import org.openjdk.jmh.annotations.BenchmarkMode;
+import org.openjdk.jmh.annotations.Fork;
+import org.openjdk.jmh.annotations.Level;
+import org.openjdk.jmh.annotations.Measurement;
+import org.openjdk.jmh.annotations.Mode;
+import org.openjdk.jmh.annotations.OutputTimeUnit;
+import org.openjdk.jmh.annotations.Param;
+import org.openjdk.jmh.annotations.Scope;
+import org.openjdk.jmh.annotations.Setup;
+import org.openjdk.jmh.annotations.State;
+import org.openjdk.jmh.annotations.TearDown;
+import org.openjdk.jmh.annotations.Warmup;
+
+/**
+ * End-to-end mirror throughput, side by side in one run: a fetch of 1 MiB of batches lands in
+ * the mirror's buffer (the copy a network read makes), goes through {@link MirrorLoop} (for
+ * mirrorpid: the rewrite, the copy check, the placing), and is appended to a Kafka {@code
+ * UnifiedLog} with {@code appendAsFollower}, which checks every batch's CRC and writes the
+ * segment. {@code verbatim} does the same without the rewrite; {@code rewrite} is the landing
+ * copy and mirrorpid's rewrite alone, {@code land} the landing copy alone, so that {@code rewrite
+ * - land} is mirrorpid's share of the whole. The logs live on tmpfs ({@code /dev/shm}) where
+ * there is one. Before each invocation the log is emptied (Kafka's
+ * producer state with it), so the same fetch is never a copy; the mapper keeps its bindings,
+ * the steady state of a running mirror.
+ *
+ * <p>Results in {@code docs/PERFORMANCE.md}; {@code scripts/bench-jvm.sh mirror} runs it.
+ */
+@State(Scope.Thread)
+@BenchmarkMode(Mode.AverageTime)
+@OutputTimeUnit(TimeUnit.MICROSECONDS)
+@Warmup(iterations = 5, time = 2)
+@Measurement(iterations = 10, time = 2)
+@Fork(value = 1, jvmArgsAppend = "-XX:-DontCompileHugeMethods")
+public class MirrorBench {
+    /** Bytes of each batch in the fetch (about: the records are sized to it). */
+    @Param({"1024", "16384", "1048576"})
+    public int batchBytes;
+
+    /**
+     * verbatim, mirrorpid, rewrite (the landing copy and mirrorpid's rewrite alone), or land
+     * (the landing copy alone: what rewrite adds to it is mirrorpid's own cost).
+     */
+    @Param({"land", "rewrite", "verbatim", "mirrorpid"})
+    public String path;
+
+    private static final int FETCH_BYTES = 1 << 20;
+    private static final int RECORD_BYTES = 100;
+
+    private byte[] fetch;
+    private ByteBuffer landed;
+    private File dir;
+    private KafkaScheduler scheduler;
+    private UnifiedLog log;
+    private UnifiedLog stateLog;
+    private PidMapper mapper;
+    private MirrorLoop loop;
+    private int records;
+
+    /** Records and bytes per operation, for records/s and MB/s. */
+    @State(Scope.Thread)
+    @AuxCounters(AuxCounters.Type.OPERATIONS)
+    public static class Moved {
+        /** Records mirrored. */
+        public long records;
+        /** Bytes mirrored. */
+        public long bytes;
+    }
+
+    @Setup(Level.Trial)
+    public void setup() throws IOException {
+        // One idempotent producer's batches, sequences in order, about FETCH_BYTES in all.
+        ByteBuffer all = ByteBuffer.allocate(FETCH_BYTES + batchBytes + 4096);
+        int perBatch = Math.max(1, (batchBytes - 61) / (RECORD_BYTES + 12));
+        long offset = 0;
+        int sequence = 0;
+        while (all.position() + batchBytes <= FETCH_BYTES || offset == 0) {
+            MemoryRecordsBuilder b = MemoryRecords.builder(ByteBuffer.allocate(batchBytes + 1024), RecordBatch.MAGIC_VALUE_V2,
+                    Compression.NONE, TimestampType.CREATE_TIME, offset, System.currentTimeMillis(), 7L, (short) 0,
+                    sequence, false, 0);
+            for (int i = 0; i < perBatch; i++) {
+                b.append(System.currentTimeMillis(), null, new byte[RECORD_BYTES]);
+            }
+            all.put(b.build().buffer());
+            offset += perBatch;
+            sequence += perBatch;
+            records += perBatch;
+        }
+        all.flip();
+        fetch = new byte[all.remaining()];
+        all.get(fetch);
+        landed = ByteBuffer.allocate(fetch.length);
+
+        // On tmpfs where there is one: the disk's noise would drown the differences.
+        File shm = new File("/dev/shm");
+        dir = (shm.isDirectory() && shm.canWrite()
+                ? Files.createTempDirectory(shm.toPath(), "mirrorpid-bench")
+                : Files.createTempDirectory("mirrorpid-bench")).toFile();
+        scheduler = new KafkaScheduler(1);
+        log = KafkaLogs.open(new File(dir, "orders-0"), new Properties(), scheduler, true);
+        Properties compact = new Properties();
+        compact.put("cleanup.policy", "compact");
+        stateLog = KafkaLogs.open(new File(dir, "__mirror_state-0"), compact, scheduler, true);
+        Uuid topic = Uuid.fromString("bxw7Kp1OS3-KHC0-T1prfA");
+        mapper = MirrorPid.load().newMapper(MapperConfig.builder(topic, 0).build());
+        if (path.equals("verbatim")) {
+            loop = new MirrorLoop(Strategy.VERBATIM, log, 0, null, null);
+        } else {
+            loop = new MirrorLoop(Strategy.MIRRORPID, log, 0,
+                    new StateLog(stateLog, 0, new File(dir, "snapshot").toPath()), mapper);
+        }
+        // Bind the producer once: the steady state.
+        mapper.map("east", 7L, System.currentTimeMillis());
+        mapper.confirm();
+    }
+
+    @Setup(Level.Invocation)
+    public void empty() throws IOException {
+        log.truncateFullyAndStartAt(0, Optional.empty());
+        landed.clear();
+    }
+
+    @TearDown(Level.Trial)
+    public void close() throws Exception {
+        mapper.close();
+        log.close();
+        stateLog.close();
+        scheduler.shutdown();
+        delete(dir);
+    }
+
+    private static void delete(File f) {
+        File[] children = f.listFiles();
+        if (children != null) {
+            for (File c : children) {
+                delete(c);
+            }
+        }
+        if (!f.delete() && f.exists()) {
+            throw new IllegalStateException("cannot delete " + f);
+        }
+    }
+
+    @Benchmark
+    public long mirror(Moved moved) {
+        landed.put(fetch).flip();
+        MemoryRecords fetched = MemoryRecords.readableRecords(landed);
+        moved.records += records;
+        moved.bytes += fetch.length;
+        if (path.equals("land")) {
+            return fetched.sizeInBytes();
+        }
+        if (path.equals("rewrite")) {
+            RewriteResult r = mapper.rewrite("east", fetched, System.currentTimeMillis());
+            return r.consumed();
+        }
+        return loop.mirror("east", fetched, System.currentTimeMillis()).lastOffset();
+    }
+}
