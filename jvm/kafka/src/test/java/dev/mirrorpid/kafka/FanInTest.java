@@ -53,6 +53,9 @@ class FanInTest {
             assertEquals(List.of(1, 2), sequences(mapped));
             for (Strategy s : Strategy.values()) {
                 assertNull(verdict.get(s), s + ": no transaction, so consumers see no difference");
+                // The simulator's model of it (tests/fixtures/judge/fan-in-idempotent.json).
+                SimFixture.assertSame("fan-in-idempotent", s, "dest", run.lane(s).destination.producers(),
+                        run.lane(s).refusals);
             }
         }
     }
