@@ -11,6 +11,8 @@
 //! judge_fixture` writes it.
 #![cfg(not(target_arch = "wasm32"))]
 
+mod common;
+
 use mirrorpid::sim::{simulate_json, Strategy, STRATEGIES};
 use serde_json::{json, Map, Value};
 
@@ -68,13 +70,9 @@ fn fixture() -> Value {
 #[test]
 fn the_judge_fixture_is_what_the_simulator_predicts() {
     let text = serde_json::to_string_pretty(&fixture()).unwrap() + "\n";
-    if std::env::var_os("UPDATE_FIXTURES").is_some() {
-        std::fs::write(PATH, &text).unwrap();
-    }
-    let committed = std::fs::read_to_string(PATH)
-        .unwrap_or_else(|e| panic!("{PATH}: {e} (UPDATE_FIXTURES=1 writes it)"));
-    assert!(
-        committed == text,
-        "{PATH} is stale: UPDATE_FIXTURES=1 cargo test --features sim --test judge_fixture"
+    common::check_fixture(
+        PATH,
+        &text,
+        "cargo test --features sim --test judge_fixture",
     );
 }

@@ -140,14 +140,5 @@ fn fixture() -> Value {
 #[test]
 fn the_jvm_fixture_is_what_the_core_computes() {
     let text = serde_json::to_string_pretty(&fixture()).unwrap() + "\n";
-    if std::env::var_os("UPDATE_FIXTURES").is_some() {
-        std::fs::create_dir_all(std::path::Path::new(PATH).parent().unwrap()).unwrap();
-        std::fs::write(PATH, &text).unwrap();
-    }
-    let committed = std::fs::read_to_string(PATH)
-        .unwrap_or_else(|e| panic!("{PATH}: {e} (UPDATE_FIXTURES=1 writes it)"));
-    assert!(
-        committed == text,
-        "{PATH} is stale: UPDATE_FIXTURES=1 cargo test --test jvm_fixture"
-    );
+    common::check_fixture(PATH, &text, "cargo test --test jvm_fixture");
 }

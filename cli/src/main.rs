@@ -630,6 +630,25 @@ fn rewrite(a: &RewriteArgs) -> Result<String> {
     ))
 }
 
+/// A table of counts per strategy: one row per `(key, label)` of `kinds`,
+/// read from `counts` as the report serialises it.
+fn per_strategy(
+    title: &str,
+    kinds: &[(&str, &str)],
+    counts: std::result::Result<serde_json::Value, serde_json::Error>,
+) -> Result<String> {
+    let counts = counts.map_err(|e| e.to_string())?;
+    let rows: Vec<Vec<String>> = kinds
+        .iter()
+        .map(|(key, label)| {
+            let mut row = vec![(*label).to_owned()];
+            row.extend(["verbatim", "kip", "mirrorpid"].map(|s| counts[s][key].to_string()));
+            row
+        })
+        .collect();
+    Ok(table(&[title, "VERBATIM", "-(PID+2)", "MIRRORPID"], &rows))
+}
+
 /// The size of the complete entry at the start of `bytes`, and its time
 /// (a v2 batch's maxTimestamp), which the rewrite takes as "now".
 fn next_entry(bytes: &[u8]) -> std::result::Result<(usize, i64), String> {
@@ -677,44 +696,23 @@ fn simulate(args: &SimulateArgs) -> Result<(String, bool)> {
         ("writtenTwice", "copies by a second path written again"),
         ("total", "total"),
     ];
-    let totals = serde_json::to_value(&report.totals).map_err(|e| e.to_string())?;
-    let rows: Vec<Vec<String>> = kinds
-        .iter()
-        .map(|(key, label)| {
-            let mut row = vec![(*label).to_owned()];
-            row.extend(["verbatim", "kip", "mirrorpid"].map(|s| totals[s][key].to_string()));
-            row
-        })
-        .collect();
-    out.push_str(&table(
-        &["SILENT CORRUPTION", "VERBATIM", "-(PID+2)", "MIRRORPID"],
-        &rows,
-    ));
+    out.push_str(&per_strategy(
+        "SILENT CORRUPTION",
+        &kinds,
+        serde_json::to_value(&report.totals),
+    )?);
     let refusals = [
         ("outOfOrderSequence", "OutOfOrderSequenceException"),
         ("invalidProducerEpoch", "InvalidProducerEpochException"),
         ("invalidTxnState", "InvalidTxnStateException (stall)"),
         ("total", "total"),
     ];
-    let refused = serde_json::to_value(&report.refused).map_err(|e| e.to_string())?;
-    let rows: Vec<Vec<String>> = refusals
-        .iter()
-        .map(|(key, label)| {
-            let mut row = vec![(*label).to_owned()];
-            row.extend(["verbatim", "kip", "mirrorpid"].map(|s| refused[s][key].to_string()));
-            row
-        })
-        .collect();
     out.push('\n');
-    out.push_str(&table(
-        &[
-            "REFUSED BY KAFKA (LOUD)",
-            "VERBATIM",
-            "-(PID+2)",
-            "MIRRORPID",
-        ],
-        &rows,
-    ));
+    out.push_str(&per_strategy(
+        "REFUSED BY KAFKA (LOUD)",
+        &refusals,
+        serde_json::to_value(&report.refused),
+    )?);
     let _ = writeln!(
         out,
         "\n{}",

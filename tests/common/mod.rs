@@ -126,3 +126,19 @@ pub fn reseal_snapshot(snapshot: &[u8]) -> Vec<u8> {
     body.extend_from_slice(&crc.to_be_bytes());
     body
 }
+
+/// Holds a committed fixture to what a test computes now: with
+/// `UPDATE_FIXTURES` set, writes `text` to `path` first; then fails unless
+/// the file is `text`, naming `command` as the way to rewrite it.
+pub fn check_fixture(path: &str, text: &str, command: &str) {
+    if std::env::var_os("UPDATE_FIXTURES").is_some() {
+        std::fs::create_dir_all(std::path::Path::new(path).parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    }
+    let committed = std::fs::read_to_string(path)
+        .unwrap_or_else(|e| panic!("{path}: {e} (UPDATE_FIXTURES=1 writes it)"));
+    assert!(
+        committed == text,
+        "{path} is stale: UPDATE_FIXTURES=1 {command}"
+    );
+}

@@ -52,8 +52,12 @@ function pidCell(pid) {
   return cell;
 }
 
-/** The appends Kafka refused, per strategy: loud, so not in the corruption total. */
-function refusalTable(r, testid) {
+/**
+ * A table of counts per strategy, one row per `[kind, label]` of `kinds` and a
+ * total: the silent corruptions (`KINDS`) or the appends Kafka refused
+ * (`REFUSALS`, loud, so never in the corruption total).
+ */
+function countTable(counts, kinds, title, testid) {
   const table = h(
     "table",
     { class: "summary", "data-testid": testid },
@@ -63,68 +67,25 @@ function refusalTable(r, testid) {
       h(
         "tr",
         {},
-        h("th", { scope: "col" }, "refused by Kafka (loud)"),
+        h("th", { scope: "col" }, title),
         ...STRATEGIES.map(([k, label]) => h("th", { scope: "col", class: `strategy ${k}` }, label)),
       ),
     ),
   );
   const body = h("tbody");
-  for (const [kind, label] of [...REFUSALS, ["total", "total"]]) {
+  for (const [kind, label] of [...kinds, ["total", "total"]]) {
     body.append(
       h(
         "tr",
         { class: kind === "total" ? "total" : "" },
         h("th", { scope: "row" }, label),
         ...STRATEGIES.map(([k]) => {
-          const v = r[k][kind];
+          const v = counts[k][kind];
           return h("td", { class: v ? "bad" : "good", "data-testid": `${testid}-${k}-${kind}` }, v);
         }),
       ),
     );
   }
-  table.append(body);
-  return table;
-}
-
-function corruptionTable(c, testid) {
-  const table = h(
-    "table",
-    { class: "summary", "data-testid": testid },
-    h(
-      "thead",
-      {},
-      h(
-        "tr",
-        {},
-        h("th", { scope: "col" }, "silent corruption"),
-        ...STRATEGIES.map(([k, label]) => h("th", { scope: "col", class: `strategy ${k}` }, label)),
-      ),
-    ),
-  );
-  const body = h("tbody");
-  for (const [kind, label] of KINDS) {
-    body.append(
-      h(
-        "tr",
-        {},
-        h("th", { scope: "row" }, label),
-        ...STRATEGIES.map(([k]) => {
-          const v = c[k][kind];
-          return h("td", { class: v ? "bad" : "good", "data-testid": `${testid}-${k}-${kind}` }, v);
-        }),
-      ),
-    );
-  }
-  body.append(
-    h(
-      "tr",
-      { class: "total" },
-      h("th", { scope: "row" }, "total"),
-      ...STRATEGIES.map(([k]) =>
-        h("td", { class: c[k].total ? "bad" : "good", "data-testid": `${testid}-${k}-total` }, c[k].total),
-      ),
-    ),
-  );
   table.append(body);
   return table;
 }
@@ -153,13 +114,13 @@ export function renderResults(report) {
       { class: "muted" },
       "Counted over every partition by a model of Kafka 4.4's producer state (mirrored batches appended with origin REPLICATION, local ones with CLIENT, as docs/KAFKA.md shows Kafka doing): the silent corruptions Kafka accepts without an error,",
     ),
-    h("div", { class: "scroll" }, corruptionTable(report.totals, "totals")),
+    h("div", { class: "scroll" }, countTable(report.totals, KINDS, "silent corruption", "totals")),
     h(
       "p",
       { class: "muted" },
       "and the appends Kafka refuses, which a producer's application or the mirror sees as an error:",
     ),
-    h("div", { class: "scroll" }, refusalTable(report.refused, "refused")),
+    h("div", { class: "scroll" }, countTable(report.refused, REFUSALS, "refused by Kafka (loud)", "refused")),
   );
 
   const paths = h(

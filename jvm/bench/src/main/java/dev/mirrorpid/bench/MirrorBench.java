@@ -152,19 +152,7 @@ public class MirrorBench {
         log.close();
         stateLog.close();
         scheduler.shutdown();
-        delete(dir);
-    }
-
-    private static void delete(File f) {
-        File[] children = f.listFiles();
-        if (children != null) {
-            for (File c : children) {
-                delete(c);
-            }
-        }
-        if (!f.delete() && f.exists()) {
-            throw new IllegalStateException("cannot delete " + f);
-        }
+        KafkaLogs.delete(dir);
     }
 
     @Benchmark

@@ -36,4 +36,17 @@ public final class KafkaLogs {
                 Time.SYSTEM, 900_000, new ProducerStateManagerConfig(PRODUCER_ID_EXPIRATION_MS, false), 600_000,
                 new LogDirFailureChannel(10), cleanShutdown, Optional.empty());
     }
+
+    /** Deletes {@code dir} and everything under it: a log directory a test or benchmark made. */
+    public static void delete(File dir) {
+        File[] children = dir.listFiles();
+        if (children != null) {
+            for (File c : children) {
+                delete(c);
+            }
+        }
+        if (!dir.delete() && dir.exists()) {
+            throw new IllegalStateException("cannot delete " + dir);
+        }
+    }
 }

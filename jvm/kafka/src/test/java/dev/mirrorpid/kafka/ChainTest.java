@@ -136,7 +136,7 @@ class ChainTest {
             for (SourceCluster cl : clusters) {
                 cl.close();
             }
-            JudgedRun.deleteTree(dir);
+            KafkaLogs.delete(dir);
         }
     }
 

@@ -132,7 +132,7 @@ class DiamondTest {
             for (SourceCluster cl : clusters) {
                 cl.close();
             }
-            JudgedRun.deleteTree(dir);
+            KafkaLogs.delete(dir);
         }
     }
 

@@ -3,6 +3,7 @@ package dev.mirrorpid.kafka;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -34,7 +35,18 @@ final class Judged {
             this.headers = headers;
         }
 
+        /** A record a consumer read. */
         static Rec of(byte[] key, byte[] value, Headers headers) {
+            return of(text(key), text(value), headers);
+        }
+
+        /** A record of a Kafka log. */
+        static Rec of(Record r) {
+            return of(r.hasKey() ? text(r.key()) : null, r.hasValue() ? text(r.value()) : null,
+                    Arrays.asList(r.headers()));
+        }
+
+        private static Rec of(String key, String value, Iterable<Header> headers) {
             String from = "";
             StringBuilder h = new StringBuilder();
             for (Header header : headers) {
@@ -43,19 +55,7 @@ final class Judged {
                 }
                 h.append(header.key()).append('=').append(text(header.value())).append(';');
             }
-            return new Rec(from, text(key), text(value), h.toString());
-        }
-
-        static Rec of(Record r) {
-            String from = "";
-            StringBuilder h = new StringBuilder();
-            for (Header header : r.headers()) {
-                if (header.key().equals(FROM)) {
-                    from = text(header.value());
-                }
-                h.append(header.key()).append('=').append(text(header.value())).append(';');
-            }
-            return new Rec(from, r.hasKey() ? text(r.key()) : null, r.hasValue() ? text(r.value()) : null, h.toString());
+            return new Rec(from, key, value, h.toString());
         }
 
         @Override

@@ -29,7 +29,7 @@ final class JudgedRun implements AutoCloseable {
             b = SourceCluster.start("B");
         } catch (Exception e) {
             a.close();
-            deleteTree(dir);
+            KafkaLogs.delete(dir);
             throw e;
         }
         for (Strategy s : strategies.length == 0 ? Strategy.values() : strategies) {
@@ -69,19 +69,6 @@ final class JudgedRun implements AutoCloseable {
         }
         a.close();
         b.close();
-        deleteTree(dir);
-    }
-
-    /** Deletes {@code f} and everything under it. */
-    static void deleteTree(File f) {
-        File[] children = f.listFiles();
-        if (children != null) {
-            for (File c : children) {
-                deleteTree(c);
-            }
-        }
-        if (!f.delete() && f.exists()) {
-            throw new IllegalStateException("cannot delete " + f);
-        }
+        KafkaLogs.delete(dir);
     }
 }

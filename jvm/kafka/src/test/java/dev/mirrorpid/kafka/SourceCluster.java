@@ -93,7 +93,7 @@ final class SourceCluster implements AutoCloseable {
                 "-c", config.getPath()).waitFor();
         if (formatted != 0) {
             String output = tail(new File(dir, "format.log"));
-            JudgedRun.deleteTree(dir);
+            KafkaLogs.delete(dir);
             throw new IllegalStateException("formatting cluster " + name + " failed:\n" + output);
         }
         Process broker = java(dir, "server.log", "kafka.Kafka", config.getPath());
@@ -126,7 +126,7 @@ final class SourceCluster implements AutoCloseable {
                 cluster.close();
             } else {
                 stop(broker);
-                JudgedRun.deleteTree(dir);
+                KafkaLogs.delete(dir);
             }
             throw e;
         }
@@ -339,7 +339,7 @@ final class SourceCluster implements AutoCloseable {
             Thread.currentThread().interrupt();
             first = first == null ? e : first;
         }
-        JudgedRun.deleteTree(dir);
+        KafkaLogs.delete(dir);
         if (first != null) {
             throw new IOException("stopping cluster " + name, first);
         }
