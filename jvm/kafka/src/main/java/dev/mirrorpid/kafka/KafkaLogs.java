@@ -29,11 +29,20 @@ public final class KafkaLogs {
      */
     public static UnifiedLog open(File dir, Properties config, Scheduler scheduler, boolean cleanShutdown)
             throws IOException {
+        return open(dir, config, scheduler, cleanShutdown, PRODUCER_ID_EXPIRATION_MS);
+    }
+
+    /**
+     * As above, with {@code producer.id.expiration.ms} at {@code producerIdExpirationMs}: Kafka
+     * drops producers idle that long when it loads the log.
+     */
+    public static UnifiedLog open(File dir, Properties config, Scheduler scheduler, boolean cleanShutdown,
+            int producerIdExpirationMs) throws IOException {
         if (!dir.isDirectory() && !dir.mkdirs()) {
             throw new IOException("cannot make " + dir);
         }
         return UnifiedLog.create(dir, new LogConfig(config), 0L, 0L, scheduler, new BrokerTopicStats(false),
-                Time.SYSTEM, 900_000, new ProducerStateManagerConfig(PRODUCER_ID_EXPIRATION_MS, false), 600_000,
+                Time.SYSTEM, 900_000, new ProducerStateManagerConfig(producerIdExpirationMs, false), 600_000,
                 new LogDirFailureChannel(10), cleanShutdown, Optional.empty());
     }
 

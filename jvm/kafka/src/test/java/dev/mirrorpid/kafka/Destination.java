@@ -30,18 +30,29 @@ final class Destination implements AutoCloseable {
 
     private final File dir;
     private final Properties config;
+    private final int expirationMs;
     private final KafkaScheduler scheduler = new KafkaScheduler(1);
     private UnifiedLog log;
 
     private Destination(File dir, Properties config) throws IOException {
+        this(dir, config, PRODUCER_ID_EXPIRATION_MS);
+    }
+
+    private Destination(File dir, Properties config, int expirationMs) throws IOException {
         this.dir = dir;
         this.config = config;
+        this.expirationMs = expirationMs;
         this.log = open(true);
     }
 
     /** A log for {@code topic}-{@code partition} under {@code parent}. */
     static Destination create(File parent, String topic, int partition) throws IOException {
         return new Destination(new File(parent, topic + "-" + partition), new Properties());
+    }
+
+    /** As {@link #create}, with Kafka's {@code producer.id.expiration.ms} at {@code expirationMs}. */
+    static Destination expiring(File parent, String topic, int partition, int expirationMs) throws IOException {
+        return new Destination(new File(parent, topic + "-" + partition), new Properties(), expirationMs);
     }
 
     /** A compacted log ({@code cleanup.policy=compact}), as {@code __mirror_state} is. */
@@ -52,7 +63,7 @@ final class Destination implements AutoCloseable {
     }
 
     private UnifiedLog open(boolean cleanShutdown) throws IOException {
-        return KafkaLogs.open(dir, config, scheduler, cleanShutdown);
+        return KafkaLogs.open(dir, config, scheduler, cleanShutdown, expirationMs);
     }
 
     UnifiedLog log() {

@@ -37,6 +37,8 @@ final class Lane implements AutoCloseable {
     private int leaderEpoch = LEADER_EPOCH;
     StateLog state;
     MirrorLoop loop;
+    /** Producers idle this long expire, in Kafka and in the mapper. */
+    final int expirationMs;
     /** Whether mirrorpid's lane drops copies (the default). */
     final boolean dropCopies;
     /** How many batches were dropped as copies. */
@@ -52,9 +54,19 @@ final class Lane implements AutoCloseable {
 
     /** As above; mirrorpid's lane appends the copies it finds when not {@code dropCopies}. */
     Lane(Strategy strategy, File home, boolean dropCopies) throws IOException {
+        this(strategy, home, dropCopies, Destination.PRODUCER_ID_EXPIRATION_MS);
+    }
+
+    /**
+     * As above, with producers expiring after {@code expirationMs} idle: Kafka's {@code
+     * producer.id.expiration.ms} at the destination, and the mapper's {@code
+     * producerExpirationMs}, alike.
+     */
+    Lane(Strategy strategy, File home, boolean dropCopies, int expirationMs) throws IOException {
         this.strategy = strategy;
         this.dropCopies = dropCopies && strategy == Strategy.MIRRORPID;
-        this.destination = Destination.create(home, DESTINATION_TOPIC, 0);
+        this.expirationMs = expirationMs;
+        this.destination = Destination.expiring(home, DESTINATION_TOPIC, 0, expirationMs);
         this.snapshotFile = new File(home, "mirror-state.snapshot");
         if (strategy == Strategy.MIRRORPID) {
             this.stateLogDir = Destination.compacted(home, "__mirror_state", 0);
@@ -68,8 +80,8 @@ final class Lane implements AutoCloseable {
         }
     }
 
-    static MapperConfig config() {
-        return MapperConfig.builder(DESTINATION_TOPIC_ID, 0).producerExpirationMs(Destination.PRODUCER_ID_EXPIRATION_MS).build();
+    MapperConfig config() {
+        return MapperConfig.builder(DESTINATION_TOPIC_ID, 0).producerExpirationMs(expirationMs).build();
     }
 
     /** The lane's name in the judge's tables. */
