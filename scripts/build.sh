@@ -2,7 +2,8 @@
 # Builds every WASM artifact named in wasm-pack.toml: the wasm-bindgen
 # bundles (www/pkg for the playground, dist/node for Node) and the broker
 # module (dist/mirrorpid_broker.wasm), each optimized with binaryen's
-# wasm-opt -Oz, and checks the module's size budget.
+# wasm-opt -Oz, and checks the module's size budget; then the module's
+# release artifact (dist/release/: versioned name, SHA-256, manifest).
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/setup.sh"
 enter_root
@@ -43,3 +44,6 @@ if [ "$size" -gt "$max" ]; then
   echo "error: $out is $size bytes, over the $max-byte budget (wasm-pack.toml)" >&2
   exit 1
 fi
+release=$(manifest get broker.release)
+log "release artifact: $release (name with version and ABI, SHA-256, manifest)"
+node scripts/release-module.mjs "$out" "$release" >&2
