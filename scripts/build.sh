@@ -47,3 +47,12 @@ fi
 release=$(manifest get broker.release)
 log "release artifact: $release (name with version and ABI, SHA-256, manifest)"
 node scripts/release-module.mjs "$out" "$release" >&2
+log "jvm/.mvn/maven.config: the Maven build's version, from Cargo.toml"
+mkdir -p jvm/.mvn
+printf -- '-Drevision=%s\n' "$(python3 scripts/manifest.py version)" > jvm/.mvn/maven.config
+log "npm package: dist/mirrorpid-<version>.tgz (node/ and web/ builds, types, README, licence)"
+node scripts/npm-package.mjs "$(manifest get bundles.node.out-dir)" "$(manifest get bundles.web.out-dir)" dist >&2
+log "the playground installs the npm package as a user would (www/node_modules/mirrorpid)"
+rm -rf www/node_modules/mirrorpid
+npm install --prefix www --no-save --no-package-lock --no-audit --no-fund --loglevel=error --offline \
+  "$ROOT/dist/mirrorpid-$(python3 scripts/manifest.py version).tgz" >&2

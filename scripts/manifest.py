@@ -4,6 +4,8 @@
     manifest.py get tools.wasm-pack        -> 0.15.1
     manifest.py bundles                    -> one line per bundle: name target out-dir features(comma)
     manifest.py lock-version wasm-bindgen  -> the version Cargo.lock pins
+    manifest.py version                    -> the project's version (Cargo.toml's
+                                              [package]; every artifact takes it)
 """
 import sys
 import tomllib
@@ -14,6 +16,9 @@ ROOT = Path(__file__).resolve().parent.parent
 
 def main() -> None:
     cmd = sys.argv[1]
+    if cmd == "version":
+        print(tomllib.loads((ROOT / "Cargo.toml").read_text())["package"]["version"])
+        return
     if cmd == "lock-version":
         lock = tomllib.loads((ROOT / "Cargo.lock").read_text())
         versions = {p["version"] for p in lock["package"] if p["name"] == sys.argv[2]}

@@ -31,7 +31,8 @@ const fVersion = Number(one("src/pid.rs", /pub const F_VERSION: u8 = (\d+);/, "F
 const bytes = readFileSync(input);
 const module = new WebAssembly.Module(bytes);
 const imports = WebAssembly.Module.imports(module);
-if (imports.length) throw new Error(`${input} imports ${JSON.stringify(imports)}: the broker module must import nothing`);
+if (imports.length)
+  throw new Error(`${input} imports ${JSON.stringify(imports)}: the broker module must import nothing`);
 const instance = new WebAssembly.Instance(module, {});
 const abiVersion = instance.exports.mp_abi_version();
 const exports = WebAssembly.Module.exports(module)

@@ -24,6 +24,9 @@ cargo clippy -p mirrorpid-broker --target wasm32-unknown-unknown --features peer
 log "cargo doc (the public API's docs link where they say; -D warnings)"
 RUSTDOCFLAGS="-D warnings" cargo doc --no-deps -p mirrorpid -p mirrorpid-host
 
+log "cargo package: the mirrorpid crate as crates.io would receive it (built from the packaged files alone)"
+cargo package -p mirrorpid --allow-dirty --quiet
+
 log "the broker module builds from the mapping core alone (no simulator, no wasm-bindgen)"
 if cargo tree -p mirrorpid-broker -e normal,features --target wasm32-unknown-unknown |
   grep -E 'wasm-bindgen|mirrorpid feature "(sim|js)"'; then
@@ -69,5 +72,7 @@ if [ -f tests/e2e/package.json ]; then
   (cd tests/e2e && npm run --silent typecheck)
   log "Node package and playground page tests (playwright-core + Debian chromium)"
   (cd tests/e2e && node --test --test-concurrency=1 ./*.test.mjs)
+  log "the packages installed as their users install them (npm tarball, Maven coordinates)"
+  bash scripts/test-consumers.sh
 fi
 log "all tests passed"

@@ -4,7 +4,7 @@
 // js/dom.js (helpers), js/url.js (the shareable address), js/events.js (the
 // event kinds), js/editor.js, js/topology.js (the drawing), js/timeline.js,
 // js/selection.js, js/results.js, js/decoders.js, js/planner.js.
-import init, { simulate, simulatorLimits, fVersion } from "./pkg/mirrorpid.js";
+import init, { simulate, simulatorLimits, fVersion } from "mirrorpid";
 import { $, h, clearError, showError, status } from "./js/dom.js";
 import { decodePidForm, decodeRecordForm } from "./js/decoders.js";
 import { createEditor } from "./js/editor.js";

@@ -53,7 +53,7 @@ export async function start() {
   const port = await freePort();
   const server = spawn("python3", [path.join(root, "scripts/serve.py"), "--port", String(port)], { stdio: "ignore" });
   const base = `http://127.0.0.1:${port}/`;
-  await waitFor(base + "pkg/mirrorpid.js");
+  await waitFor(base + "node_modules/mirrorpid/web/mirrorpid.js");
   const browser = await chromium.launch({
     executablePath: process.env.CHROMIUM || "/usr/bin/chromium",
     args: CHROMIUM_FLAGS,

@@ -1,5 +1,5 @@
 // The PID and __mirror_state record decoders.
-import { decodePid, decodeRecord } from "../pkg/mirrorpid.js";
+import { decodePid, decodeRecord } from "mirrorpid";
 import { $, h } from "./dom.js";
 
 function parseHex(text, what) {

@@ -1,7 +1,7 @@
 // The cluster-ID planner: a fleet's IDs, each one's region at salt 0 in its
 // colour, the IDs that share a region, and the chance that some two of that
 // many clusters would (the core's plan::plan, as `mirrorpid clusters check`).
-import { planClusters } from "../pkg/mirrorpid.js";
+import { planClusters } from "mirrorpid";
 import { $, h } from "./dom.js";
 import { regionColours } from "./colour.js";
 

@@ -1,7 +1,7 @@
 // The results: corruption per strategy, every producer's PID hop by hop,
 // and each destination's bindings and __mirror_state records. Every number
 // comes from the simulator's report; nothing is recomputed here.
-import { decodePid } from "../pkg/mirrorpid.js";
+import { decodePid } from "mirrorpid";
 import { $, h } from "./dom.js";
 import { pidStyle } from "./colour.js";
 import { STRATEGIES } from "./strategies.js";
