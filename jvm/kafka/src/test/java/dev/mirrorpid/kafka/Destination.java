@@ -144,20 +144,11 @@ final class Destination implements AutoCloseable {
         return out;
     }
 
-    /** A data batch: its PID and epoch, and the true producer its records name. */
-    static final class Batch {
-        final long pid;
-        final short epoch;
-        final int baseSequence;
-        /** The producer label of the batch's first key, {@code "A/pa"} of {@code "A/pa/3"}. */
-        final String producer;
-
-        private Batch(long pid, short epoch, int baseSequence, String producer) {
-            this.pid = pid;
-            this.epoch = epoch;
-            this.baseSequence = baseSequence;
-            this.producer = producer;
-        }
+    /**
+     * A data batch: its PID, epoch and first sequence, and the true producer its records name
+     * ({@code producer}: the label of its first key, {@code "A/pa"} of {@code "A/pa/3"}).
+     */
+    record Batch(long pid, short epoch, int baseSequence, String producer) {
 
         static Optional<Batch> of(RecordBatch batch) {
             if (batch.isControlBatch()) {

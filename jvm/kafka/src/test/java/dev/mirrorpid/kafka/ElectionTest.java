@@ -139,8 +139,8 @@ class ElectionTest {
                     assertEquals(3, batches.size());
                     Destination.Batch first = batches.get(1);
                     Destination.Batch copy = batches.get(2);
-                    assertEquals(List.of(first.pid, (long) first.epoch, (long) first.baseSequence),
-                            List.of(copy.pid, (long) copy.epoch, (long) copy.baseSequence),
+                    assertEquals(List.of(first.pid(), (long) first.epoch(), (long) first.baseSequence()),
+                            List.of(copy.pid(), (long) copy.epoch(), (long) copy.baseSequence()),
                             "the copy is the same batch to Kafka");
                 }
             }
@@ -154,7 +154,7 @@ class ElectionTest {
     static void assertOneProducerOnePid(JudgedRun run, Lane lane) throws Exception {
         Map<String, Set<Long>> pids = new TreeMap<>();
         for (Destination.Batch b : lane.destination.batches()) {
-            pids.computeIfAbsent(b.producer, k -> new TreeSet<>()).add(b.pid);
+            pids.computeIfAbsent(b.producer(), k -> new TreeSet<>()).add(b.pid());
         }
         Map<Long, String> owner = new HashMap<>();
         for (Map.Entry<String, Set<Long>> e : pids.entrySet()) {
@@ -167,7 +167,7 @@ class ElectionTest {
         for (SourceCluster c : List.of(run.a, run.b)) {
             Map<Long, List<Integer>> entries = c.producers();
             for (Destination.Batch b : c.batches()) {
-                source.put(b.producer, entries.get(b.pid));
+                source.put(b.producer(), entries.get(b.pid()));
             }
         }
         Map<String, List<Integer>> destination = new TreeMap<>();

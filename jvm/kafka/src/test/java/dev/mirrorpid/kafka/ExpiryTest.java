@@ -82,7 +82,7 @@ class ExpiryTest {
             assertEquals(1, now.get(0).lastSequence());
             Map<String, Set<Long>> byProducer = new java.util.TreeMap<>();
             for (Destination.Batch batch : lane.destination.batches()) {
-                byProducer.computeIfAbsent(batch.producer, k -> new HashSet<>()).add(batch.pid);
+                byProducer.computeIfAbsent(batch.producer(), k -> new HashSet<>()).add(batch.pid());
             }
             assertEquals(Set.of("A/pa", "B/pb"), byProducer.keySet());
             for (Map.Entry<String, Set<Long>> e : byProducer.entrySet()) {

@@ -21,19 +21,11 @@ final class Judged {
 
     private Judged() {}
 
-    /** One record as a consumer reads it: key, value and headers, as text. */
-    static final class Rec {
-        final String from;
-        final String key;
-        final String value;
-        final String headers;
-
-        private Rec(String from, String key, String value, String headers) {
-            this.from = from;
-            this.key = key;
-            this.value = value;
-            this.headers = headers;
-        }
+    /**
+     * One record as a consumer reads it: key, value and headers, as text, and the source cluster
+     * its {@link #FROM} header names.
+     */
+    record Rec(String from, String key, String value, String headers) {
 
         /** A record a consumer read. */
         static Rec of(byte[] key, byte[] value, Headers headers) {
@@ -56,21 +48,6 @@ final class Judged {
                 h.append(header.key()).append('=').append(text(header.value())).append(';');
             }
             return new Rec(from, key, value, h.toString());
-        }
-
-        @Override
-        public boolean equals(Object o) {
-            if (!(o instanceof Rec)) {
-                return false;
-            }
-            Rec r = (Rec) o;
-            return from.equals(r.from) && Objects.equals(key, r.key) && Objects.equals(value, r.value)
-                    && headers.equals(r.headers);
-        }
-
-        @Override
-        public int hashCode() {
-            return Objects.hash(from, key, value, headers);
         }
 
         @Override
@@ -100,7 +77,7 @@ final class Judged {
             got.put(s, new ArrayList<>());
         }
         for (Rec r : destination) {
-            got.computeIfAbsent(r.from, k -> new ArrayList<>()).add(r);
+            got.computeIfAbsent(r.from(), k -> new ArrayList<>()).add(r);
         }
         List<String> faults = new ArrayList<>();
         for (Map.Entry<String, List<Rec>> e : got.entrySet()) {
