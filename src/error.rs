@@ -268,6 +268,21 @@ pub enum Error {
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 impl Error {
+    /// The same error for a buffer that starts `by` bytes into a larger one
+    /// (a segment file): a batch's offset becomes its offset in the larger
+    /// buffer, so every message names one position.
+    pub fn shifted(mut self, by: usize) -> Error {
+        if let Error::UnknownMagic { offset, .. }
+        | Error::BatchTooShort { offset, .. }
+        | Error::BatchOverrun { offset, .. }
+        | Error::CrcMismatch { offset, .. }
+        | Error::MalformedControlBatch { offset, .. } = &mut self
+        {
+            *offset += by;
+        }
+        self
+    }
+
     /// Its entry in the code table.
     pub fn kind(&self) -> Code {
         match self {

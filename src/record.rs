@@ -45,8 +45,9 @@ pub struct StateKey {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct StateValue {
-    /// The salt F was applied with.
-    #[serde(with = "i64_str")]
+    /// The salt F was applied with. A JSON number, as everywhere else a
+    /// salt appears; a decimal string (what 0.1 wrote) is read too.
+    #[serde(deserialize_with = "crate::json::i64_from_any")]
     pub salt: i64,
     /// Source cluster of the holder of the salt-0 slot ("" when none).
     pub colliding_cluster_id: String,

@@ -229,7 +229,7 @@ fn region_collision_salts_and_records() {
     let collision = dest
         .records
         .iter()
-        .find(|r| r.json["value"]["salt"] == "1")
+        .find(|r| r.json["value"]["salt"] == 1)
         .unwrap();
     assert_eq!(
         collision.json["value"]["collidingClusterId"],
@@ -279,6 +279,16 @@ fn elections_keep_every_mapping() {
 fn bad_scenarios_give_clear_errors() {
     let cases = [
         ("{", "scenario JSON"),
+        // serde alone reads an array as a struct's fields in order.
+        (
+            r#"["n", "d", "bxw7Kp1OS3-KHC0-T1prfA", "bindings", [{"id":"A"}]]"#,
+            "a scenario is an object",
+        ),
+        (r#"{"clusters":[["A", true]]}"#, "clusters[0] is an array"),
+        (
+            r#"{"clusters":[{"id":"A"}],"producers":[["p","A","1"]]}"#,
+            "producers[0] is an array",
+        ),
         (
             r#"{"clusters":[{"id":"A"}],"links":[{"from":"A","to":"Z"}]}"#,
             "unknown cluster \"Z\"",

@@ -6,7 +6,6 @@
 use bytes::Bytes;
 use kafka_protocol::records::RecordBatchDecoder;
 use mirrorpid::batch::{Batches, Entry};
-use mirrorpid::Error;
 
 /// One record of a segment: its Kafka offset and where its batch starts.
 pub struct SegmentRecord {
@@ -20,16 +19,10 @@ pub struct SegmentRecord {
     pub value: Option<Bytes>,
 }
 
-/// Something wrong at a byte position of the file.
-pub struct Problem {
-    /// Byte offset in the file.
-    pub position: usize,
-    /// What is wrong.
-    pub message: String,
-}
-
-/// Every record of every readable batch of `bytes`, with the problems met.
-pub fn read(bytes: &[u8]) -> (Vec<SegmentRecord>, Vec<Problem>) {
+/// Every record of every readable batch of `bytes`, with the problems met,
+/// each naming its file offset as every message of the command line does
+/// ("batch at byte N ...").
+pub fn read(bytes: &[u8]) -> (Vec<SegmentRecord>, Vec<String>) {
     let mut records = Vec::new();
     let mut problems = Vec::new();
     let mut pos = 0;
@@ -39,32 +32,19 @@ pub fn read(bytes: &[u8]) -> (Vec<SegmentRecord>, Vec<Problem>) {
             None => break,
             Some(Ok(Entry::Batch { batch, .. })) => (pos, batch.bytes().len()),
             Some(Ok(Entry::Legacy { len, magic, .. })) => {
-                problems.push(Problem {
-                    position: pos,
-                    message: format!(
-                        "magic {magic} message set skipped (no records mirrorpid writes)"
-                    ),
-                });
+                problems.push(format!(
+                        "batch at byte {pos}: magic {magic} message set skipped (no records mirrorpid writes)"
+                    ));
                 pos += len;
                 continue;
             }
             Some(Err(e)) => {
                 // The length or magic cannot be trusted: nothing after it can
                 // be found, so the reading stops here.
-                let what = match e {
-                    Error::BatchOverrun {
-                        needed, available, ..
-                    } => format!("truncated batch: it needs {needed} bytes, {available} remain"),
-                    Error::UnknownMagic { magic, .. } => format!("unknown magic {magic}"),
-                    Error::BatchTooShort { length, .. } => {
-                        format!("batchLength {length} is below the header size")
-                    }
-                    other => other.to_string(),
-                };
-                problems.push(Problem {
-                    position: pos,
-                    message: format!("{what}; the rest of the file is not read"),
-                });
+                problems.push(format!(
+                    "{}; the rest of the file is not read",
+                    e.shifted(pos)
+                ));
                 break;
             }
         };
@@ -76,10 +56,9 @@ pub fn read(bytes: &[u8]) -> (Vec<SegmentRecord>, Vec<Problem>) {
                 key: r.key,
                 value: r.value,
             })),
-            Err(e) => problems.push(Problem {
-                position: start,
-                message: format!("batch of {size} bytes cannot be decoded ({e}); skipped"),
-            }),
+            Err(e) => problems.push(format!(
+                "batch at byte {start} ({size} bytes) cannot be decoded ({e}); skipped"
+            )),
         }
         pos = start + size;
     }

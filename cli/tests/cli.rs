@@ -8,43 +8,14 @@ use std::path::{Path, PathBuf};
 
 #[path = "../../tests/common/kp.rs"]
 mod kp;
+mod support;
 
-use assert_cmd::Command;
 use bytes::Bytes;
 use kafka_protocol::records::{Compression, Record, RecordBatchDecoder, TimestampType};
 use kp::kp_encode;
 use mirrorpid::{map_pid, Mapper, MapperConfig, StateRecord};
 use serde_json::Value;
-
-const TOPIC: &str = "bxw7Kp1OS3-KHC0-T1prfA";
-
-fn mirrorpid() -> Command {
-    Command::cargo_bin("mirrorpid").unwrap()
-}
-
-fn dir(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("mirrorpid-cli-{}-{name}", std::process::id()));
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
-
-fn record(offset: i64, pid: i64, key: Option<Vec<u8>>, value: Option<Vec<u8>>) -> Record {
-    Record {
-        transactional: false,
-        control: false,
-        delete_horizon: false,
-        partition_leader_epoch: 0,
-        producer_id: pid,
-        producer_epoch: if pid < 0 { -1 } else { 0 },
-        timestamp_type: TimestampType::Creation,
-        offset,
-        sequence: if pid < 0 { -1 } else { offset as i32 },
-        timestamp: 1_764_403_200_000 + offset,
-        key: key.map(Bytes::from),
-        value: value.map(Bytes::from),
-        headers: Default::default(),
-    }
-}
+use support::{dir, json_lines, mirrorpid, record, TOPIC};
 
 /// `__mirror_state` records of a real mapper: bindings, a collision, and
 /// tombstones after expiry, in log order.
@@ -111,14 +82,6 @@ fn segment(records: &[StateRecord]) -> (Vec<u8>, Vec<usize>) {
     (bytes, starts)
 }
 
-fn json_lines(out: &[u8]) -> Vec<Value> {
-    String::from_utf8(out.to_vec())
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect()
-}
-
 #[test]
 fn state_dump_reads_every_compression_and_reports_bad_batches_by_offset() {
     let records = state_records();
@@ -148,12 +111,18 @@ fn state_dump_reads_every_compression_and_reports_bad_batches_by_offset() {
     let stderr = String::from_utf8(out.stderr).unwrap();
     assert!(
         stderr.contains(&format!(
-            "byte {bad}: batch of {bad_size} bytes cannot be decoded"
+            "{}: batch at byte {bad} ({bad_size} bytes) cannot be decoded",
+            file.display()
         )),
         "{stderr}"
     );
     assert!(
-        stderr.contains(&format!("byte {last}: truncated batch")),
+        stderr.contains(&format!(
+            "{}: BatchOverrun: batch at byte {last} needs {} bytes, only {} remain; the rest of the file is not read",
+            file.display(),
+            batches.last().unwrap().1,
+            batches.last().unwrap().1 - 5
+        )),
         "{stderr}"
     );
     assert!(!stderr.contains("panicked"));
@@ -225,7 +194,7 @@ fn state_dump_compact_equals_a_mapper_restored_from_the_records() {
                 (
                     k["sourceClusterId"].as_str().unwrap().to_owned(),
                     k["originalPid"].as_str().unwrap().parse().unwrap(),
-                    r["value"]["salt"].as_str().unwrap().parse().unwrap(),
+                    r["value"]["salt"].as_u64().unwrap() as u8,
                 )
             })
             .collect();
@@ -439,7 +408,7 @@ fn simulate_exits_1_only_when_mirrorpid_corrupts() {
 
 #[test]
 fn every_subcommand_documents_its_arguments() {
-    let cases: [(&[&str], &[&str]); 7] = [
+    let cases: [(&[&str], &[&str]); 8] = [
         (&["pid", "decode"], &["<PID>", "--clusters", "--json"]),
         (&["pid", "map"], &["--source", "--pid", "--salt"]),
         (&["clusters", "check"], &["<FILE>", "--json"]),
@@ -449,6 +418,16 @@ fn every_subcommand_documents_its_arguments() {
         ),
         (&["snapshot", "inspect"], &["<FILE>", "--json"]),
         (
+            &["snapshot", "make"],
+            &[
+                "<SEGMENT.log>",
+                "--output",
+                "--topic-id",
+                "--partition",
+                "--json",
+            ],
+        ),
+        (
             &["rewrite"],
             &[
                 "--source",
@@ -457,6 +436,8 @@ fn every_subcommand_documents_its_arguments() {
                 "<IN.log>",
                 "<OUT.log>",
                 "--records",
+                "--allow-bad-crc",
+                "--json",
             ],
         ),
         (&["simulate"], &["<SCENARIO.json>", "--json"]),

@@ -85,7 +85,7 @@ export interface PidInfo {
 /** The JSON form of a record (docs/FORMAT.md): 64-bit integers as decimal strings. */
 export interface RecordJson {
   key: { topicId: string; partition: number; sourceClusterId: string; originalPid: string };
-  value: { salt: string; collidingClusterId: string; timestampMs: string } | null;
+  value: { salt: number; collidingClusterId: string; timestampMs: string } | null;
 }
 export interface Corruption {
   sharedPids: number;

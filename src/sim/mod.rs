@@ -123,6 +123,7 @@ pub fn simulate(scenario: &Scenario) -> Result<Report> {
 pub fn simulate_json(text: &str) -> Result<Report> {
     let scenario: Scenario =
         serde_json::from_str(text).map_err(|e| Error::invalid(format!("scenario JSON: {e}")))?;
+    scenario::objects_only(text)?;
     simulate(&scenario)
 }
 

@@ -47,6 +47,33 @@ pub struct Scenario {
     pub events: Vec<Event>,
 }
 
+/// Refuses a scenario, or a cluster, link, producer or event of one,
+/// written as a JSON array: serde reads an array as a struct's fields in
+/// order, which no one means and which hides a mistake.
+pub(crate) fn objects_only(text: &str) -> crate::Result<()> {
+    use crate::json::Value;
+    let doc =
+        Value::parse(text).map_err(|e| crate::Error::invalid(format!("scenario JSON: {e}")))?;
+    let Value::Object(top) = doc else {
+        return Err(crate::Error::invalid(format!(
+            "scenario JSON: a scenario is an object, {{\"clusters\": [...], ...}}, not {}",
+            doc.kind()
+        )));
+    };
+    for (field, value) in &top {
+        let Value::Array(items) = value else { continue };
+        for (i, item) in items.iter().enumerate() {
+            if !matches!(item, Value::Object(_)) {
+                return Err(crate::Error::invalid(format!(
+                    "scenario JSON: {field}[{i}] is {}, not an object",
+                    item.kind()
+                )));
+            }
+        }
+    }
+    Ok(())
+}
+
 fn default_topic() -> String {
     "bxw7Kp1OS3-KHC0-T1prfA".to_owned()
 }

@@ -33,7 +33,9 @@ test("PidMapper scenarios and records in Node", () => {
   for (const r of records.records) {
     const hex = (h) => Uint8Array.from(h.match(/../g), (b) => parseInt(b, 16));
     const json = m.decodeRecord(hex(r.keyHex), r.valueHex ? hex(r.valueHex) : null);
-    assert.deepEqual(json, r.json);
+    // The vectors give the salt as a string (0.1's form); it is a number now.
+    const want = r.json.value ? { ...r.json, value: { ...r.json.value, salt: Number(r.json.value.salt) } } : r.json;
+    assert.deepEqual(json, want);
     const enc = m.encodeRecord(r.json);
     assert.deepEqual(Buffer.from(enc.key).toString("hex"), r.keyHex);
     assert.equal(enc.value ? Buffer.from(enc.value).toString("hex") : null, r.valueHex);

@@ -234,7 +234,7 @@ test("decoders: a PID and a __mirror_state record", async () => {
   const rec = JSON.parse(await page.getByTestId("record-out").textContent());
   assert.deepEqual(rec, {
     key: { topicId: "bxw7Kp1OS3-KHC0-T1prfA", partition: 0, sourceClusterId: "cluster-2336", originalPid: "5" },
-    value: { salt: "1", collidingClusterId: "cluster-2123", timestampMs: "1764403200000" },
+    value: { salt: 1, collidingClusterId: "cluster-2123", timestampMs: "1764403200000" },
   });
   await page.getByTestId("record-key").fill("0003ff");
   await page.getByTestId("decode-record").click();
