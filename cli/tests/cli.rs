@@ -4,14 +4,14 @@
 //! decoded back by `kafka-protocol`.
 
 use std::collections::BTreeSet;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 #[path = "../../tests/common/kp.rs"]
 mod kp;
 mod support;
 
 use bytes::Bytes;
-use kafka_protocol::records::{Compression, Record, RecordBatchDecoder, TimestampType};
+use kafka_protocol::records::{Compression, Record, RecordBatchDecoder};
 use kp::kp_encode;
 use mirrorpid::{map_pid, Mapper, MapperConfig, StateRecord};
 use serde_json::Value;

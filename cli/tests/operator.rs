@@ -133,11 +133,7 @@ fn rewrite_refuses_a_batch_whose_crc_is_already_wrong_unless_told() {
     args.extend(["--allow-bad-crc".into(), "--json".into()]);
     let out = mirrorpid().args(&args).output().unwrap();
     assert!(out.status.success(), "{}", stderr(&out));
-    assert!(
-        stderr(&out).contains("warning: "),
-        "{}",
-        stderr(&out)
-    );
+    assert!(stderr(&out).contains("warning: "), "{}", stderr(&out));
     assert_eq!(
         json_lines(&out.stdout)[0]["badCrc"],
         serde_json::json!([third])
