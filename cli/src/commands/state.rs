@@ -119,6 +119,9 @@ pub fn compacted(records: Vec<Read>) -> BTreeMap<(String, i32), Vec<StateRecord>
 
 fn dump(files: &[PathBuf], compact: bool, out: Output) -> Result<(String, bool)> {
     let (records, problems) = read_records(files)?;
+    if records.is_empty() && problems {
+        return Ok((String::new(), true)); // no table header over nothing
+    }
     if !compact {
         let text = if out.json {
             lines(
