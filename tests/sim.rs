@@ -129,6 +129,13 @@ fn every_preset_is_listed_and_counts_exactly() {
             r([0; 3]),
         ),
         (
+            "active-active",
+            c([2, 0, 0, 2, 0, 3, 0]),
+            c([0, 0, 0, 0, 13, 0, 0]),
+            r([0, 2, 0]),
+            r([0; 3]),
+        ),
+        (
             "fleet-50",
             c([12, 6, 22, 0, 0, 0, 0]),
             c([4, 6, 14, 0, 96, 0, 0]),
@@ -253,6 +260,72 @@ fn diamond_keeps_one_pid_for_one_producer() {
     );
 }
 
+/// Whether any link into `home` carried one of `producer`'s batches.
+fn came_home(r: &Report, producer: &str, home: &str) -> bool {
+    r.links
+        .iter()
+        .filter(|l| l.to == home)
+        .any(|l| l.crossings.iter().any(|c| c.producer == producer))
+}
+
+/// Two-way and ring mirroring (links forming cycles): a batch is never
+/// carried into a cluster it has been in, so each batch lands once per
+/// cluster it reaches by a path; under mirrorpid each producer keeps its
+/// own PID everywhere, its home cluster sees only its own PID, and a copy
+/// by a second path (a full mesh) is dropped, as in a diamond.
+#[test]
+fn active_active_and_rings_never_loop_and_map_every_direction() {
+    let r = preset("active-active");
+    for (producer, pid, home, away) in [
+        ("us0", 0, "us-east", "eu-west"),
+        ("us1", 1, "us-east", "eu-west"),
+        ("eu0", 0, "eu-west", "us-east"),
+        ("eu1", 1, "eu-west", "us-east"),
+    ] {
+        let path = r.paths.iter().find(|p| p.producer == producer).unwrap();
+        let hops: Vec<(&str, u32)> = path
+            .hops
+            .iter()
+            .map(|h| (h.cluster.as_str(), h.distance))
+            .collect();
+        assert_eq!(hops.len(), 2, "{producer}: {hops:?}");
+        assert!(hops.contains(&(home, 0)) && hops.contains(&(away, 1)), "{producer}: {hops:?}");
+        assert!(!came_home(&r, producer, home), "{producer}");
+        let want = mirrorpid::map_pid(home, pid, 0).unwrap().to_string();
+        assert_eq!(mirrorpid_pid_at(&r, producer, away), want);
+    }
+    // Each partition's producer state: its two producers and the other
+    // region's two under mirrorpid; verbatim leaves two, each shared.
+    for p in &r.partitions {
+        assert_eq!(p.producer_state.mirrorpid.len(), 4, "{}", p.cluster);
+        assert_eq!(p.producer_state.verbatim.len(), 2, "{}", p.cluster);
+    }
+
+    // A ring of three and a full mesh of three, every cluster writing.
+    let producers = r#""producers":[{"id":"a","cluster":"A","pid":"0"},{"id":"b","cluster":"B","pid":"0"},{"id":"c","cluster":"C","pid":"0"}],
+        "events":[{"type":"produce","producer":"a","count":2},{"type":"produce","producer":"b","count":2},{"type":"produce","producer":"c","count":2}]"#;
+    let ring = format!(
+        r#"{{"clusters":[{{"id":"A"}},{{"id":"B"}},{{"id":"C"}}],
+        "links":[{{"from":"A","to":"B"}},{{"from":"B","to":"C"}},{{"from":"C","to":"A"}}],{producers}}}"#
+    );
+    let mesh = ring.replace(
+        r#"{"from":"C","to":"A"}"#,
+        r#"{"from":"C","to":"A"},{"from":"B","to":"A"},{"from":"C","to":"B"},{"from":"A","to":"C"}"#,
+    );
+    for (name, text, copies) in [("ring", ring, 0), ("mesh", mesh, 6)] {
+        let rep = simulate_json(&text).unwrap();
+        assert_eq!(rep.totals.mirrorpid, Corruption::default(), "{name}");
+        assert_eq!(rep.refused.mirrorpid, Refusals::default(), "{name}");
+        assert!(rep.totals.verbatim.total() > 0, "{name}: verbatim corrupts");
+        let dropped: u32 = rep.partitions.iter().map(|p| p.duplicates.mirrorpid).sum();
+        assert_eq!(dropped, copies, "{name}: copies by a second path, dropped");
+        for p in &rep.paths {
+            assert!(!came_home(&rep, &p.producer, &p.cluster), "{name}: {}", p.producer);
+            assert_eq!(p.hops.len(), 3, "{name}: {} reaches both others", p.producer);
+        }
+    }
+}
+
 #[test]
 fn elections_keep_every_mapping() {
     let r = preset("election");
@@ -294,10 +367,6 @@ fn bad_scenarios_give_clear_errors() {
             "unknown cluster \"Z\"",
         ),
         (r#"{"clusters":[{"id":"A"},{"id":"A"}]}"#, "defined twice"),
-        (
-            r#"{"clusters":[{"id":"A"},{"id":"B"}],"links":[{"from":"A","to":"B"},{"from":"B","to":"A"}]}"#,
-            "cycle",
-        ),
         (
             r#"{"clusters":[{"id":"A"}],"producers":[{"id":"p","cluster":"A","pid":"1099511627776"}]}"#,
             "out of range",

@@ -144,6 +144,7 @@ impl Sim {
             marker: is_marker,
             commit: matches!(marker, Some(ControlType::Commit)),
             serial: self.serials,
+            been: Vec::new(),
         };
         for strategy in STRATEGIES {
             self.deliver(strategy, cluster, batch.clone())?;

@@ -24,6 +24,7 @@ const PRESETS = {
   "region-collision": [3, 6, 0, 0, 0, 0],
   election: [3, 9, 0, 0, 0, 0],
   transactions: [4, 8, 0, 0, 0, 0],
+  "active-active": [7, 13, 0, 2, 0, 0],
   "fleet-50": [40, 120, 0, 0, 0, 0],
 };
 
