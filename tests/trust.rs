@@ -360,3 +360,28 @@ fn a_source_declared_twice_is_refused_in_snapshots_and_configs() {
     let e = MapperConfig::from_json(&config).unwrap_err();
     assert!(e.to_string().contains("repeated"), "{e}");
 }
+
+/// Two-way mirroring whose mirror lacks a cycle check: us-east's own
+/// producer comes back from eu-west with the PID eu-west mapped it to. At
+/// salt 0 F keeps a mirrored PID, so without a declaration the loop is
+/// silent (the batch is written again, under a PID no local producer has);
+/// with the declaration of the two-way pair it is refused, loudly.
+#[test]
+fn a_two_way_loop_is_refused_under_the_pairs_declaration() {
+    let local = 5;
+    let came_back = map_pid("us-east", local, 0).unwrap();
+    let mut open = Mapper::new(MapperConfig::new(common::TOPIC.parse().unwrap(), 0)).unwrap();
+    let looped = serve(&mut open, "eu-west", batch(came_back, None)).unwrap();
+    assert_eq!(pid_of(&looped), came_back, "silent: the same PID again");
+    assert_ne!(pid_of(&looped), local);
+
+    let mut config = MapperConfig::new(common::TOPIC.parse().unwrap(), 0);
+    let mut origins = Origins::default();
+    origins.insert("eu-west".to_owned(), vec![]); // eu-west carries only its own
+    config.origins = Some(origins);
+    let mut declared = Mapper::new(config).unwrap();
+    let own = serve(&mut declared, "eu-west", batch(7, None)).unwrap();
+    assert_eq!(pid_of(&own), map_pid("eu-west", 7, 0).unwrap());
+    let err = serve(&mut declared, "eu-west", batch(came_back, None)).unwrap_err();
+    assert!(matches!(err, Error::UndeclaredOrigin { .. }), "{err}");
+}
