@@ -1,205 +1,70 @@
-// The topology drawing: clusters in layers by their distance from a cluster
-// with no incoming link, producers inside, and on every link the PIDs its
-// producers carry into the destination under the chosen strategy, coloured
-// by region. Laid out left to right when that fits the width, top to bottom
-// when that reads better (a phone); always scaled to fit, never scrolled.
+// The topology drawing: clusters in layers (js/layout.js), producers
+// inside, and on every link the PIDs its producers carry into the
+// destination under the chosen strategy, coloured by region. Laid out left
+// to right when that fits the width, in rows when a long chain does not,
+// top to bottom when that reads better (a phone); scaled to fit. A link
+// against the flow (two-way mirroring) is drawn back beside its partner.
 import { s } from "./dom.js";
 import { pidStyle } from "./colour.js";
-
-const MONO = 7.1; // px per character of the 12px monospace text (DejaVu Sans Mono)
-const BOLD = 8.6; // px per character of a 14px bold cluster name
-const HEAD = 30; // a box's name line
-const LINE = 18; // a box's producer line
-const LABEL_LINE = 17; // a link label's line
-const GAP = 22; // between boxes of one layer, and between labels
-const CURVE = 34; // the room a link needs to bend into a label
-const MARGIN = 12;
-
-/** The layer of each cluster: the longest mirror path into it (links form no cycle). */
-function layers(clusters, links) {
-  const depth = new Map(clusters.map((c) => [c.id, 0]));
-  for (let pass = 0; pass < clusters.length; pass++) {
-    let changed = false;
-    for (const l of links) {
-      const d = depth.get(l.from) + 1;
-      if (d > depth.get(l.to)) {
-        depth.set(l.to, d);
-        changed = true;
-      }
-    }
-    if (!changed) break;
-  }
-  return depth;
-}
-
-/** Orders each layer by the mean position of its neighbours (fewer crossings). */
-function order(byLayer, links) {
-  const index = new Map();
-  const renumber = () => byLayer.forEach((layer) => layer.forEach((id, i) => index.set(id, i)));
-  renumber();
-  const preds = new Map(),
-    succs = new Map();
-  for (const l of links) {
-    (preds.get(l.to) ?? preds.set(l.to, []).get(l.to)).push(l.from);
-    (succs.get(l.from) ?? succs.set(l.from, []).get(l.from)).push(l.to);
-  }
-  const sortBy = (layer, neighbours) => {
-    const key = new Map(
-      layer.map((id) => {
-        const ns = neighbours.get(id) ?? [];
-        return [id, ns.length ? ns.reduce((a, n) => a + index.get(n), 0) / ns.length : index.get(id)];
-      }),
-    );
-    layer.sort((a, b) => key.get(a) - key.get(b) || index.get(a) - index.get(b));
-  };
-  for (let sweep = 0; sweep < 4; sweep++) {
-    for (let i = 1; i < byLayer.length; i++) {
-      sortBy(byLayer[i], preds);
-      renumber();
-    }
-    for (let i = byLayer.length - 2; i >= 0; i--) {
-      sortBy(byLayer[i], succs);
-      renumber();
-    }
-  }
-  return { preds, succs };
-}
-
-/**
- * Places items (in order) at their wanted cross positions without overlap:
- * each no closer than GAP to the one before, then the whole run shifted so
- * that, on average, they sit where they wanted.
- */
-function spread(items) {
-  let end = -Infinity;
-  for (const it of items) {
-    it.at = Math.max(it.want, end + GAP);
-    end = it.at + it.size;
-  }
-  if (!items.length) return;
-  const shift = items.reduce((a, it) => a + it.at - it.want, 0) / items.length;
-  for (const it of items) it.at -= shift;
-}
+import { BOLD, HEAD, LABEL_LINE, LINE, MONO, ROW_GAP, choose } from "./layout.js";
 
 /** The label lines of a link under `strategy`: one per producer that crossed it. */
 function labelLines(link, strategy) {
   return (link.crossings ?? []).map((c) => ({ producer: c.producer, pid: c.pid[strategy] }));
 }
 
+const BACK = 9; // how far beside the middle a link against the flow attaches
+
 /**
- * Lays out clusters, links and labels in one orientation. Coordinates are
- * "main" (along the mirror direction) and "cross"; `vertical` maps them.
+ * Where a link leaves box `from` and enters box `to` (a box or a label):
+ * with the flow, from the far side into the near side; against it, from
+ * the near side back into the far side, a little beside the middle.
  */
-function layout(model, vertical) {
-  const { clusters, links, boxW, boxH, labelSize } = model;
-  const depth = layers(clusters, links);
-  const byLayer = [];
-  for (const c of clusters) (byLayer[depth.get(c.id)] ??= []).push(c.id);
-  for (let i = 0; i < byLayer.length; i++) byLayer[i] ??= [];
-  const { preds, succs } = order(byLayer, links);
-  const mainSize = (id) => (vertical ? boxH(id) : boxW);
-  const crossSize = (id) => (vertical ? boxW : boxH(id));
-  const labelMain = (l) => (vertical ? labelSize(l).h : labelSize(l).w);
-  const labelCross = (l) => (vertical ? labelSize(l).w : labelSize(l).h);
-
-  // Main axis: each layer after the gap that holds the labels of links into it.
-  const layerMain = [];
-  const gapBefore = [];
-  let at = MARGIN;
-  byLayer.forEach((layer, i) => {
-    if (i > 0) {
-      const into = links.filter((l) => depth.get(l.to) === i);
-      gapBefore[i] = Math.max(70, ...into.map((l) => (labelMain(l) ? labelMain(l) + 2 * CURVE : 0)));
-      at += gapBefore[i];
-    }
-    layerMain[i] = at;
-    at += Math.max(0, ...layer.map(mainSize));
-  });
-  const mainEnd = at + MARGIN;
-
-  // Cross axis: pack, then pull each layer towards its neighbours.
-  const cross = new Map();
-  const center = (id) => cross.get(id) + crossSize(id) / 2;
-  const place = (layer, neighbours) => {
-    const items = layer.map((id) => {
-      const ns = neighbours?.get(id)?.filter((n) => cross.has(n)) ?? [];
-      const want = ns.length
-        ? ns.reduce((a, n) => a + center(n), 0) / ns.length - crossSize(id) / 2
-        : (cross.get(id) ?? 0);
-      return { id, want, size: crossSize(id) };
-    });
-    spread(items);
-    for (const it of items) cross.set(it.id, it.at);
-  };
-  byLayer.forEach((layer) => place(layer, null));
-  for (let i = 1; i < byLayer.length; i++) place(byLayer[i], preds);
-  for (let i = byLayer.length - 2; i >= 0; i--) place(byLayer[i], succs);
-  for (let i = 1; i < byLayer.length; i++) place(byLayer[i], preds);
-
-  // Labels: in the gap before the destination's layer, at the link's middle.
-  const labels = new Map();
-  for (let i = 1; i < byLayer.length; i++) {
-    const items = links
-      .filter((l) => depth.get(l.to) === i && labelMain(l))
-      .map((l) => ({ l, want: (center(l.from) + center(l.to)) / 2 - labelCross(l) / 2, size: labelCross(l) }))
-      .sort((a, b) => a.want - b.want);
-    spread(items);
-    for (const it of items) {
-      const main = layerMain[i] - gapBefore[i] + (gapBefore[i] - labelMain(it.l)) / 2;
-      labels.set(it.l, { main, cross: it.at });
-    }
-  }
-  // Everything starts at MARGIN on the cross axis.
-  const starts = [...cross.values(), ...[...labels.values()].map((v) => v.cross)];
-  const ends = [
-    ...clusters.map((c) => cross.get(c.id) + crossSize(c.id)),
-    ...[...labels].map(([l, v]) => v.cross + labelCross(l)),
-  ];
-  const lo = Math.min(0, ...starts),
-    hi = Math.max(60, ...ends);
-  const shift = MARGIN - lo;
-  const xy = (main, crossAt) => (vertical ? { x: crossAt + shift, y: main } : { x: main, y: crossAt + shift });
-  const boxes = new Map(
-    clusters.map((c) => {
-      const p = xy(layerMain[depth.get(c.id)], cross.get(c.id));
-      return [c.id, { ...p, w: boxW, h: boxH(c.id) }];
-    }),
-  );
-  const placed = new Map(
-    [...labels].map(([l, v]) => [l, { ...xy(v.main, v.cross), w: labelSize(l).w, h: labelSize(l).h }]),
-  );
-  const crossEnd = hi + shift + MARGIN;
-  return {
-    vertical,
-    boxes,
-    labels: placed,
-    width: vertical ? crossEnd : mainEnd,
-    height: vertical ? mainEnd : crossEnd,
-  };
-}
-
-/** Where a link leaves a box or label and where it enters the next. */
-function ends(from, to, vertical) {
+function ends(from, to, vertical, back) {
+  const off = back ? BACK : 0;
   if (vertical) {
-    return [
-      [from.x + from.w / 2, from.y + from.h],
-      [to.x + to.w / 2, to.y],
-    ];
+    return back
+      ? [
+          [from.x + from.w / 2 + off, from.y],
+          [to.x + to.w / 2 + off, to.y + to.h],
+        ]
+      : [
+          [from.x + from.w / 2, from.y + from.h],
+          [to.x + to.w / 2, to.y],
+        ];
   }
-  return [
-    [from.x + from.w, from.y + from.h / 2],
-    [to.x, to.y + to.h / 2],
-  ];
+  return back
+    ? [
+        [from.x, from.y + from.h / 2 + off],
+        [to.x + to.w, to.y + to.h / 2 + off],
+      ]
+    : [
+        [from.x + from.w, from.y + from.h / 2],
+        [to.x, to.y + to.h / 2],
+      ];
 }
 
 function curve([x1, y1], [x2, y2], vertical, arrow) {
-  const end = arrow ? 2 : 0;
   if (vertical) {
+    const end = arrow ? Math.sign(y2 - y1) * 2 : 0;
     const my = (y1 + y2) / 2;
     return `M ${x1} ${y1} C ${x1} ${my}, ${x2} ${my}, ${x2} ${y2 - end}`;
   }
+  const end = arrow ? Math.sign(x2 - x1) * 2 : 0;
   const mx = (x1 + x2) / 2;
   return `M ${x1} ${y1} C ${mx} ${y1}, ${mx} ${y2}, ${x2 - end} ${y2}`;
+}
+
+/**
+ * A link from a box at the end of one row to a box or label at the start
+ * of a later row: down into the gap below the source's row, back to the
+ * left, and down into the target's side.
+ */
+function wrapped(from, to, gapY, arrow) {
+  const [x1, y1] = [from.x + from.w / 2, from.y + from.h];
+  const [x2, y2] = [to.x, to.y + to.h / 2];
+  const xin = Math.max(4, x2 - 16);
+  return `M ${x1} ${y1} L ${x1} ${gapY} L ${xin} ${gapY} L ${xin} ${y2} L ${x2 - (arrow ? 2 : 0)} ${y2}`;
 }
 
 /** A focusable, clickable SVG group (Enter and Space act like a click). */
@@ -259,22 +124,14 @@ export function drawTopology(svg, { scenario, links, extent, active, strategy, s
     }),
   );
   const model = { clusters, links, boxW, boxH, labelSize: (l) => sizes.get(l) };
-  const across = layout(model, false);
-  // Left to right unless it would shrink the text below 80 % and top to
-  // bottom shrinks it less.
-  let chosen = across;
-  const scale = (l) => Math.min(1, width / l.width);
-  if (scale(across) < 0.8) {
-    const down = layout(model, true);
-    if (scale(down) > scale(across)) chosen = down;
-  }
+  const chosen = choose(model, width);
   const { boxes, labels, vertical } = chosen;
   svg.setAttribute("viewBox", `0 0 ${chosen.width} ${chosen.height}`);
   svg.setAttribute("width", chosen.width);
   svg.setAttribute("height", chosen.height);
   svg.style.maxWidth = `${chosen.width}px`;
-  chosen.scale = scale(chosen);
   svg.dataset.orientation = vertical ? "vertical" : "horizontal";
+  svg.dataset.rows = String(chosen.rows);
 
   const selectedProducer = selection?.producer ?? null;
   const selectedCluster = selection?.cluster ?? null;
@@ -316,15 +173,24 @@ export function drawTopology(svg, { scenario, links, extent, active, strategy, s
         ? { ...room, y: room.y + (room.h - (lines * LABEL_LINE + 6)) / 2, h: lines * LABEL_LINE + 6 }
         : null;
     const marker = `url(#${on ? "arrow-on" : "arrow"})`;
+    const back = chosen.isBack(l);
+    // One leg: from box p to box q (either may be the label), an arrow at the end or not.
+    const leg = (p, q, arrow, pLayer, qLayer) => {
+      const [r1, r2] = [chosen.rowOf(pLayer), chosen.rowOf(qLayer)];
+      const d =
+        r1 !== r2 && !back
+          ? wrapped(p, q, chosen.rowBottom(r1) + ROW_GAP / 2, arrow)
+          : curve(...ends(p, q, vertical, back), vertical, arrow);
+      g.append(s("path", arrow ? { d, "marker-end": marker } : { d }));
+    };
+    const [fromLayer, toLayer] = [chosen.layerOf(l.from), chosen.layerOf(l.to)];
     if (label) {
-      const [p1, p2] = ends(a, label, vertical);
-      const [p3, p4] = ends(label, b, vertical);
-      g.append(s("path", { d: curve(p1, p2, vertical, false) }));
-      g.append(s("path", { d: curve(p3, p4, vertical, true), "marker-end": marker }));
+      const at = chosen.labelLayer(l);
+      leg(a, label, false, fromLayer, at);
+      leg(label, b, true, at, toLayer);
       labelLayer.append(drawLabel(l, label, { strategy, selectedProducer, onSelect, dim }));
     } else {
-      const [p1, p2] = ends(a, b, vertical);
-      g.append(s("path", { d: curve(p1, p2, vertical, true), "marker-end": marker }));
+      leg(a, b, true, fromLayer, toLayer);
     }
     linkLayer.append(g);
   }
