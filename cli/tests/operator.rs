@@ -319,7 +319,7 @@ fn simulate_refuses_a_scenario_written_as_an_array() {
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
     assert!(
-        stderr(&out).contains("a scenario is an object"),
+        stderr(&out).contains("expected an object"),
         "{}",
         stderr(&out)
     );

@@ -82,7 +82,7 @@ export interface PidInfo {
   region: number | null;
   pid40: bigint | null;
 }
-/** The JSON form of a record (docs/FORMAT.md): 64-bit integers as decimal strings. */
+/** The JSON form of a record (docs/FORMAT.md): 64-bit integers as decimal strings, the salt (0 to 63) a number. */
 export interface RecordJson {
   key: { topicId: string; partition: number; sourceClusterId: string; originalPid: string };
   value: { salt: number; collidingClusterId: string; timestampMs: string } | null;

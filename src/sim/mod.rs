@@ -126,9 +126,8 @@ pub fn simulate(scenario: &Scenario) -> Result<Report> {
 
 /// Runs a scenario given as JSON text.
 pub fn simulate_json(text: &str) -> Result<Report> {
-    let scenario: Scenario =
+    let scenario::Obj(scenario): scenario::Obj<Scenario> =
         serde_json::from_str(text).map_err(|e| Error::invalid(format!("scenario JSON: {e}")))?;
-    scenario::objects_only(text)?;
     simulate(&scenario)
 }
 

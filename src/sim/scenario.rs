@@ -35,43 +35,45 @@ pub struct Scenario {
     #[serde(default)]
     pub durability: Durability,
     /// The clusters.
+    #[serde(deserialize_with = "objects")]
     pub clusters: Vec<ClusterSpec>,
     /// Mirror links at the start.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "objects")]
     pub links: Vec<LinkSpec>,
     /// Producers, each local to one cluster.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "objects")]
     pub producers: Vec<ProducerSpec>,
     /// What happens, in order.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "objects")]
     pub events: Vec<Event>,
 }
 
-/// Refuses a scenario, or a cluster, link, producer or event of one,
-/// written as a JSON array: serde reads an array as a struct's fields in
-/// order, which no one means and which hides a mistake.
-pub(crate) fn objects_only(text: &str) -> crate::Result<()> {
-    use crate::json::Value;
-    let doc =
-        Value::parse(text).map_err(|e| crate::Error::invalid(format!("scenario JSON: {e}")))?;
-    let Value::Object(top) = doc else {
-        return Err(crate::Error::invalid(format!(
-            "scenario JSON: a scenario is an object, {{\"clusters\": [...], ...}}, not {}",
-            doc.kind()
-        )));
-    };
-    for (field, value) in &top {
-        let Value::Array(items) = value else { continue };
-        for (i, item) in items.iter().enumerate() {
-            if !matches!(item, Value::Object(_)) {
-                return Err(crate::Error::invalid(format!(
-                    "scenario JSON: {field}[{i}] is {}, not an object",
-                    item.kind()
-                )));
+/// A value that must be written as a JSON object. serde alone also reads
+/// an array as a struct's fields in order, which no one means and which
+/// hides a mistake; the scenario and each of its clusters, links,
+/// producers and events are read through this.
+pub(crate) struct Obj<T>(pub T);
+
+impl<'de, T: Deserialize<'de>> Deserialize<'de> for Obj<T> {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Only<T>(std::marker::PhantomData<T>);
+        impl<'de, T: Deserialize<'de>> serde::de::Visitor<'de> for Only<T> {
+            type Value = T;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("an object")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(self, map: A) -> Result<T, A::Error> {
+                T::deserialize(serde::de::value::MapAccessDeserializer::new(map))
             }
         }
+        d.deserialize_map(Only(std::marker::PhantomData)).map(Obj)
     }
-    Ok(())
+}
+
+/// A list of objects (see [`Obj`]).
+fn objects<'de, D: serde::Deserializer<'de>, T: Deserialize<'de>>(d: D) -> Result<Vec<T>, D::Error> {
+    let list: Vec<Obj<T>> = Vec::deserialize(d)?;
+    Ok(list.into_iter().map(|o| o.0).collect())
 }
 
 fn default_topic() -> String {

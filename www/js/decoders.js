@@ -1,5 +1,5 @@
 // The PID and __mirror_state record decoders.
-import { decodePid, decodeRecord } from "mirrorpid";
+import { decodePid, decodeRecord, mapPid } from "mirrorpid";
 import { $, h } from "./dom.js";
 
 function parseHex(text, what) {
@@ -8,7 +8,32 @@ function parseHex(text, what) {
   return Uint8Array.from(clean.match(/../g) || [], (b) => parseInt(b, 16));
 }
 
-export function decodePidForm(event) {
+/** A PID's 64 bits in hex, as Kafka's tools and the CLI print them (-5: 0xff…fb). */
+export function pidHex(pid) {
+  return "0x" + BigInt.asUintN(64, pid).toString(16).padStart(16, "0");
+}
+
+/**
+ * Which of `clusters` a mapped PID's region belongs to: a cluster's own
+ * producers at each salt, and producers mirrored from it and re-salted by
+ * a later hop (the CLI's `pid decode --clusters`).
+ */
+export function originsOf(region, clusters) {
+  const found = [];
+  for (const c of clusters) {
+    const home = decodePid(mapPid(c, 0n, 0)).region;
+    for (let salt = 0; salt < 64; salt++) {
+      if (decodePid(mapPid(c, 0n, salt)).region === region) found.push(`${c} (salt ${salt})`);
+      if (salt > 0 && decodePid(mapPid(c, (1n << 62n) | (BigInt(home) << 40n), salt)).region === region) {
+        found.push(`${c} (re-salted ${salt})`);
+      }
+    }
+  }
+  return found;
+}
+
+/** Decodes the form's PID; `scenario()` names the clusters a region may belong to. */
+export function decodePidForm(event, scenario) {
   event.preventDefault();
   const out = $("#pid-out");
   const text = event.target.pid.value.trim();
@@ -27,11 +52,23 @@ export function decodePidForm(event) {
         }[info.space],
       ],
       ["decimal", info.pid],
-      ["hex", pid < 0n ? "-0x" + (-pid).toString(16) : "0x" + pid.toString(16).padStart(16, "0")],
+      ["hex", pidHex(pid)],
     ];
     if (info.region !== null)
       rows.push(["region", "0x" + info.region.toString(16).padStart(6, "0") + ` (${info.region})`]);
     if (info.pid40 !== null) rows.push(["pid40", info.pid40]);
+    if (info.space === "mirrored") {
+      const clusters = (scenario?.()?.clusters ?? []).map((c) => c.id);
+      const found = originsOf(info.region, clusters);
+      rows.push([
+        "origin",
+        found.length
+          ? found.join(", ")
+          : clusters.length
+            ? `none of this scenario's clusters (${clusters.join(", ")})`
+            : "unknown: no clusters to compare with",
+      ]);
+    }
     out.replaceChildren(h("dl", {}, ...rows.flatMap(([k, v]) => [h("dt", {}, k), h("dd", {}, v)])));
     out.classList.remove("bad");
   } catch (e) {

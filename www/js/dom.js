@@ -50,3 +50,28 @@ export function clearError() {
 export function status(message) {
   $("#status").textContent = message;
 }
+
+/**
+ * Marks every `.scroll` box under `root` whose table is wider than the box:
+ * a line above it says there are more columns, and shadows at the edges
+ * show which way they are (js toggles `at-start`/`at-end` as it scrolls).
+ */
+export function markScrollers(root = document) {
+  for (const box of root.querySelectorAll(".scroll")) {
+    const over = box.scrollWidth > box.clientWidth + 1;
+    box.classList.toggle("overflowing", over);
+    let hint = box.previousElementSibling?.classList.contains("scroll-hint") ? box.previousElementSibling : null;
+    if (over && !hint) {
+      hint = h("p", { class: "scroll-hint", "data-testid": "scroll-hint" }, "More columns to the right: scroll the table sideways ⇆");
+      box.before(hint);
+    } else if (!over && hint) {
+      hint.remove();
+    }
+    const edges = () => {
+      box.classList.toggle("at-start", box.scrollLeft <= 1);
+      box.classList.toggle("at-end", box.scrollLeft + box.clientWidth >= box.scrollWidth - 1);
+    };
+    box.onscroll = edges;
+    edges();
+  }
+}

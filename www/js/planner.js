@@ -2,7 +2,7 @@
 // colour, the IDs that share a region, and the chance that some two of that
 // many clusters would (the core's plan::plan, as `mirrorpid clusters check`).
 import { planClusters } from "mirrorpid";
-import { $, h } from "./dom.js";
+import { $, h, markScrollers } from "./dom.js";
 import { regionColours } from "./colour.js";
 
 const hex = (region) => "0x" + region.toString(16).padStart(6, "0");
@@ -81,7 +81,9 @@ export function planForm(e) {
       { class: "muted", "data-testid": "plan-probability" },
       `The chance that some two of ${plan.clusters.length} random cluster IDs share a region is `,
       h("b", { "data-probability": plan.sharedRegionProbability }, odds(plan.sharedRegionProbability)),
-      " (1 − exp(−N(N−1)/2 / 2²²): the residual risk docs/DESIGN.md works out).",
+      " (1 − exp(−N(N−1)/2 / 2²²): the ",
+      h("a", { href: "#g-region" }, "residual risk"),
+      " of regions).",
     ),
     h(
       "div",
@@ -94,4 +96,5 @@ export function planForm(e) {
       ),
     ),
   );
+  markScrollers(out);
 }

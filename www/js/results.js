@@ -112,7 +112,9 @@ export function renderResults(report) {
     h(
       "p",
       { class: "muted" },
-      "Counted over every partition by a model of Kafka 4.4's producer state (mirrored batches appended with origin REPLICATION, local ones with CLIENT, as docs/KAFKA.md shows Kafka doing): the silent corruptions Kafka accepts without an error,",
+      "Counted over every partition by a model of Kafka 4.4's producer state (mirrored batches appended with ",
+      h("a", { href: "#g-origin" }, "origin REPLICATION, local ones with CLIENT"),
+      ", as Kafka's own log does in the project's tests): the silent corruptions Kafka accepts without an error,",
     ),
     h("div", { class: "scroll" }, countTable(report.totals, KINDS, "silent corruption", "totals")),
     h(

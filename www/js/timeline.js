@@ -30,7 +30,11 @@ export function renderTimeline(full, at, strategy, onStep) {
   slider.setAttribute("aria-valuetext", at === 0 ? "before the first event" : `after event ${at} of ${n}`);
   $("#time-prev").disabled = at === 0;
   $("#time-next").disabled = at >= n;
-  const marked = full ? corruptEvents(full, strategy) : [];
+  // The next event at which any strategy went wrong: under mirrorpid the
+  // interesting events are where the others failed.
+  const marked = full
+    ? [...new Set(STRATEGIES.flatMap(([key]) => corruptEvents(full, key)))].sort((a, b) => a - b)
+    : [];
   $("#time-corrupt").disabled = !marked.some((k) => k > at);
   $("#time-corrupt").onclick = () => onStep(marked.find((k) => k > at));
 
@@ -50,15 +54,40 @@ export function renderTimeline(full, at, strategy, onStep) {
       { class: `tick-row ${key}` },
       h("span", { class: "tick-name" }, label),
       h("div", { class: "tick-track", "aria-hidden": "true" }, ...ticks),
-      h("span", { class: "tick-count", "data-testid": `marks-${key}` }, ticks.length ? `${ticks.length} ⚠` : "none"),
+      h(
+        "span",
+        {
+          class: "tick-count",
+          "data-testid": `marks-${key}`,
+          title: `${label}: events at which a silent corruption happened (not the corruptions themselves, which the counts above add up)`,
+        },
+        ticks.length ? `${ticks.length} event${ticks.length > 1 ? "s" : ""}` : "none",
+      ),
     );
   });
-  $("#ticks").replaceChildren(...rows);
+  $("#ticks").replaceChildren(
+    h(
+      "p",
+      { class: "tick-legend muted" },
+      "Marks: the events at which each strategy's producer state went silently wrong (",
+      h("span", { class: "tick-key" }),
+      "), counted at the right in events.",
+    ),
+    ...rows,
+  );
 
   const step = at > 0 && full ? full.timeline[at - 1] : null;
   $("#time-label").replaceChildren(
     at === 0
-      ? h("span", {}, n ? `Before the first of ${n} events.` : "The scenario has no events.")
+      ? h(
+          "span",
+          {},
+          !full
+            ? "The scenario cannot run (the error above says why), so there is no timeline."
+            : n
+              ? `Before the first of ${n} events.`
+              : "The scenario has no events.",
+        )
       : h("span", {}, h("b", {}, `After event ${at} of ${n}: `), step.text),
   );
   // The same sentence at the same place (one per batch of the event) once, counted.
