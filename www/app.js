@@ -27,6 +27,8 @@ let strategy = "mirrorpid";
 /** `{producer}`, `{cluster}` or null. */
 let selection = null;
 let renderEditor = () => {};
+/** The frame at which the scrolling tables are marked. */
+let marking = 0;
 /** Whether the last selection should be scrolled into sight. */
 let revealSelection = false;
 
@@ -101,7 +103,10 @@ function renderView() {
   renderTimeline(full, at, strategy, step);
   $("#selection").replaceChildren(...selectionPanel(selection, report, scenario, strategy));
   renderResults(report);
-  markScrollers();
+  // Measured at the next frame, when the browser lays the page out anyway:
+  // measuring now would force a layout of everything (a pasted 3 MB JSON too).
+  cancelAnimationFrame(marking);
+  marking = requestAnimationFrame(() => markScrollers());
 }
 
 function select(next) {

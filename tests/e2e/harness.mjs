@@ -81,3 +81,25 @@ export async function start() {
 export async function ready(page) {
   await page.waitForSelector("body[data-ready=true]", { timeout: 20000 });
 }
+
+/** Pairs of cluster boxes and link labels drawn over each other ("A / B->C"). */
+export function overlaps(page) {
+  return page.evaluate(() => {
+    const boxes = [...document.querySelectorAll("#topology .cluster-head rect, #topology .label-bg")].map((r) => {
+      const b = r.getBBox();
+      const name = r.closest("[data-cluster]")?.dataset.cluster ?? r.closest("[data-link]").dataset.link;
+      return { name, x: b.x, y: b.y, width: b.width, height: b.height };
+    });
+    const out = [];
+    for (let i = 0; i < boxes.length; i++) {
+      for (let j = i + 1; j < boxes.length; j++) {
+        const a = boxes[i],
+          b = boxes[j];
+        if (a.x < b.x + b.width && b.x < a.x + a.width && a.y < b.y + b.height && b.y < a.y + a.height) {
+          out.push(`${a.name} / ${b.name}`);
+        }
+      }
+    }
+    return out;
+  });
+}

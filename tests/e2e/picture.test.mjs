@@ -7,7 +7,7 @@ import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { createRequire } from "node:module";
 import { readFileSync } from "node:fs";
-import { start, ready, shots, root } from "./harness.mjs";
+import { start, ready, shots, root, overlaps } from "./harness.mjs";
 
 const require = createRequire(import.meta.url);
 const m = require(`${root}/dist/node/mirrorpid.js`);
@@ -241,28 +241,6 @@ test("the planner flags the reference vectors' colliding pair and not the others
   assert.match(await page.getByTestId("plan-error").textContent(), /cluster ID/i);
   assert.deepEqual(page.errors, []);
 });
-
-/** Pairs of boxes or labels on the drawing that overlap (in SVG coordinates). */
-function overlaps(page) {
-  return page.evaluate(() => {
-    const boxes = [...document.querySelectorAll("#topology .cluster-head rect, #topology .label-bg")].map((r) => {
-      const b = r.getBBox();
-      const name = r.closest("[data-cluster]")?.dataset.cluster ?? r.closest("[data-link]").dataset.link;
-      return { name, x: b.x, y: b.y, width: b.width, height: b.height };
-    });
-    const out = [];
-    for (let i = 0; i < boxes.length; i++) {
-      for (let j = i + 1; j < boxes.length; j++) {
-        const a = boxes[i],
-          b = boxes[j];
-        if (a.x < b.x + b.width && b.x < a.x + a.width && a.y < b.y + b.height && b.y < a.y + a.height) {
-          out.push(`${a.name} / ${b.name}`);
-        }
-      }
-    }
-    return out;
-  });
-}
 
 test("the 50-cluster fleet renders within two seconds, with nothing drawn over anything", async () => {
   const scenario = preset("fleet-50");

@@ -62,7 +62,11 @@ export function markScrollers(root = document) {
     box.classList.toggle("overflowing", over);
     let hint = box.previousElementSibling?.classList.contains("scroll-hint") ? box.previousElementSibling : null;
     if (over && !hint) {
-      hint = h("p", { class: "scroll-hint", "data-testid": "scroll-hint" }, "More columns to the right: scroll the table sideways ⇆");
+      hint = h(
+        "p",
+        { class: "scroll-hint", "data-testid": "scroll-hint" },
+        "More columns to the right: scroll the table sideways ⇆",
+      );
       box.before(hint);
     } else if (!over && hint) {
       hint.remove();
