@@ -25,6 +25,7 @@ mod config;
 mod outcome;
 mod replay;
 mod stage;
+mod keyed;
 pub(crate) mod table;
 mod trust;
 
