@@ -289,7 +289,10 @@ fn active_active_and_rings_never_loop_and_map_every_direction() {
             .map(|h| (h.cluster.as_str(), h.distance))
             .collect();
         assert_eq!(hops.len(), 2, "{producer}: {hops:?}");
-        assert!(hops.contains(&(home, 0)) && hops.contains(&(away, 1)), "{producer}: {hops:?}");
+        assert!(
+            hops.contains(&(home, 0)) && hops.contains(&(away, 1)),
+            "{producer}: {hops:?}"
+        );
         assert!(!came_home(&r, producer, home), "{producer}");
         let want = mirrorpid::map_pid(home, pid, 0).unwrap().to_string();
         assert_eq!(mirrorpid_pid_at(&r, producer, away), want);
@@ -320,8 +323,17 @@ fn active_active_and_rings_never_loop_and_map_every_direction() {
         let dropped: u32 = rep.partitions.iter().map(|p| p.duplicates.mirrorpid).sum();
         assert_eq!(dropped, copies, "{name}: copies by a second path, dropped");
         for p in &rep.paths {
-            assert!(!came_home(&rep, &p.producer, &p.cluster), "{name}: {}", p.producer);
-            assert_eq!(p.hops.len(), 3, "{name}: {} reaches both others", p.producer);
+            assert!(
+                !came_home(&rep, &p.producer, &p.cluster),
+                "{name}: {}",
+                p.producer
+            );
+            assert_eq!(
+                p.hops.len(),
+                3,
+                "{name}: {} reaches both others",
+                p.producer
+            );
         }
     }
 }

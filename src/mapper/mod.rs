@@ -15,25 +15,33 @@
 //! bindings back, snapshots leave them out, and calls that remove bindings
 //! (expiry, loading records) are refused. `docs/DESIGN.md` explains why.
 //!
-//! The parts: `config` (what a mapper is for), `outcome` (what calls
-//! return), `table` (the bindings and their indexes), `stage` (savepoints
-//! and pending bindings), `replay` (records and expiry), and this file, the
-//! policy of mapping.
+//! The parts: `config` (what a mapper is for), `source` (a checked source
+//! cluster ID), `outcome` (what calls return), `table` (the bindings and
+//! their indexes, hashed as `keyed` says), `stage` (savepoints and pending
+//! bindings), `replay` (records and expiry), `trust` (the declared
+//! origins), `views` (what callers read), `sort` (for short lists), and
+//! this file, the policy of
+//! mapping.
 
 mod chunked;
 mod config;
+mod keyed;
 mod outcome;
 mod replay;
+mod sort;
+mod source;
 mod stage;
-mod keyed;
 pub(crate) mod table;
 mod trust;
+mod views;
 
 pub use config::{
     Durability, MapperConfig, Origins, DEFAULT_MAX_BINDINGS, DEFAULT_MAX_CLUSTERS,
     DEFAULT_MAX_CLUSTER_ID_BYTES, DEFAULT_PRODUCER_EXPIRATION_MS, MAX_MAX_BINDINGS,
 };
 pub use outcome::{BindingView, Collision, LoadOutcome, MapOutcome};
+pub(crate) use sort::{heapsort, heapsort_by};
+pub use source::SourceCluster;
 use stage::{Savepoint, Stage};
 pub use table::seed_hashing;
 pub(crate) use table::{Binding, Table, RECORDED, TXN_OPEN, UNKNOWN_LAST_SEEN};
@@ -135,64 +143,6 @@ impl Mapper {
         }
         let source = SourceCluster::new(source_cluster_id)?;
         Ok(self.map_indexed(source, pid, now_ms)?.0)
-    }
-
-    /// Makes every pending binding permanent: the host calls it once the
-    /// records returned since the last confirm are durable, and only then
-    /// appends the batches that carry their PIDs. Returns how many bindings
-    /// it confirmed.
-    pub fn confirm(&mut self) -> usize {
-        self.stage.take().map_or(0, |s| s.confirm(&mut self.table))
-    }
-
-    /// Takes back every pending binding, and every change (last-seen times,
-    /// transaction flags) made by the call that made the first of them and
-    /// by every call after it, as if those calls never happened: for a host
-    /// that could not make their records durable and will not append their
-    /// batches. Returns how many bindings it removed.
-    pub fn abort(&mut self) -> usize {
-        self.stage.take().map_or(0, |s| s.abort(&mut self.table))
-    }
-
-    /// Runs `f` as one all-or-nothing call: if it fails, every change it
-    /// made is undone, so a caller cannot forget the rollback.
-    pub(crate) fn atomically<T>(&mut self, f: impl FnOnce(&mut Mapper) -> Result<T>) -> Result<T> {
-        debug_assert!(!self.in_call, "calls do not nest");
-        self.calls += 1;
-        self.call.reset(&self.table);
-        self.in_call = true;
-        let had_stage = self.stage.is_some();
-        let result = f(self);
-        self.in_call = false;
-        if result.is_err() {
-            self.call.restore(&mut self.table);
-            if let Some(stage) = &mut self.stage {
-                stage.sync(&self.table);
-                if !had_stage {
-                    self.stage = None;
-                }
-            }
-        }
-        result
-    }
-
-    /// Makes room for the call under way to save `n` bindings' states (and
-    /// the stage, if open), so that the saves cannot fail to allocate.
-    #[inline(always)]
-    pub(crate) fn reserve_saves(&mut self, n: usize) -> Result<()> {
-        self.call.reserve(n)?;
-        match &mut self.stage {
-            Some(stage) => stage.undo.reserve(n),
-            None => Ok(()),
-        }
-    }
-
-    /// Refuses a call that removes bindings while some are pending.
-    pub(crate) fn require_confirmed(&self, call: &'static str) -> Result<()> {
-        match self.pending() {
-            0 => Ok(()),
-            pending => Err(Error::Unconfirmed { call, pending }),
-        }
     }
 
     /// The position of a bound identity (the hot path: no validation is
@@ -412,47 +362,6 @@ impl Mapper {
             .unwrap_or_default()
     }
 
-    /// The binding of an identity, if bound.
-    pub fn lookup(&self, source_cluster_id: &str, pid: i64) -> Option<BindingView<'_>> {
-        let cluster = self.table.find_cluster(source_cluster_id)?;
-        let idx = self.table.find_identity(cluster, pid)?;
-        Some(self.view(idx))
-    }
-
-    /// Every binding, in storage order.
-    pub fn bindings(&self) -> impl Iterator<Item = BindingView<'_>> + '_ {
-        (0..self.table.len()).map(|i| self.view(i))
-    }
-
-    /// The identities holding `mapped` (more than one when the same upstream
-    /// producer reaches this partition by several paths), ordered by source
-    /// cluster ID and PID, the same on every engine.
-    pub fn holders(&self, mapped: i64) -> Vec<BindingView<'_>> {
-        let mut out: Vec<_> = self
-            .table
-            .holders_of(mapped)
-            .map(|i| self.view(i))
-            .collect();
-        heapsort_by(&mut out, |a, b| {
-            (a.source_cluster_id, a.pid) < (b.source_cluster_id, b.pid)
-        });
-        out
-    }
-
-    fn view(&self, idx: usize) -> BindingView<'_> {
-        let b = self.table.get(idx);
-        BindingView {
-            source_cluster_id: self.table.cluster_name(b.cluster),
-            pid: b.pid,
-            mapped: b.mapped,
-            salt: b.salt,
-            last_seen_ms: (b.last_seen != UNKNOWN_LAST_SEEN).then_some(b.last_seen),
-            transaction_open: b.flags & TXN_OPEN != 0,
-            recorded: b.flags & RECORDED != 0,
-            pending: self.stage.as_ref().is_some_and(|s| idx >= s.start()),
-        }
-    }
-
     /// Records that the binding at `idx` was seen at `now_ms` and, when
     /// `txn` says so, that its transaction is open or ended: one saved state
     /// and one write, and none when nothing changes (the batch path's
@@ -502,64 +411,6 @@ fn collision_of(salt: u8, record: Option<&StateRecord>) -> Option<Collision> {
     (salt > 0).then(|| Collision {
         colliding_cluster_id: value.colliding_cluster_id.clone(),
     })
-}
-
-/// A direct source cluster ID, checked once where it enters (a call's
-/// argument, a record's key, a scenario): 1 to 32767 bytes of UTF-8, so it
-/// fits a Kafka STRING in the records that name it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct SourceCluster<'a>(&'a str);
-
-impl<'a> SourceCluster<'a> {
-    /// Checks `id`; [`Error::InvalidInput`] if it is empty or too long.
-    pub fn new(id: &'a str) -> Result<SourceCluster<'a>> {
-        if id.is_empty() || id.len() > i16::MAX as usize {
-            return Err(Error::invalid(format!(
-                "source cluster ID must be 1 to 32767 bytes of UTF-8, got {} bytes",
-                id.len()
-            )));
-        }
-        Ok(SourceCluster(id))
-    }
-
-    /// The ID.
-    pub fn as_str(self) -> &'a str {
-        self.0
-    }
-}
-
-/// Sorts `v` ascending in O(n log n) with little code: a heapsort. The
-/// mapper sorts only short lists (a mapped PID's holders, a source's
-/// declared regions), and `sort_unstable` would add 3 KB of broker module
-/// per element type.
-pub(crate) fn heapsort<T: Ord>(v: &mut [T]) {
-    heapsort_by(v, |a, b| a < b)
-}
-
-/// [`heapsort`] by `less`, a strict weak order.
-pub(crate) fn heapsort_by<T>(v: &mut [T], less: impl Fn(&T, &T) -> bool) {
-    let sift_down = |v: &mut [T], mut root: usize, end: usize| loop {
-        let mut child = 2 * root + 1;
-        if child >= end {
-            return;
-        }
-        if child + 1 < end && less(&v[child], &v[child + 1]) {
-            child += 1;
-        }
-        if !less(&v[root], &v[child]) {
-            return;
-        }
-        v.swap(root, child);
-        root = child;
-    };
-    let n = v.len();
-    for root in (0..n / 2).rev() {
-        sift_down(v, root, n);
-    }
-    for end in (1..n).rev() {
-        v.swap(0, end);
-        sift_down(v, 0, end);
-    }
 }
 
 /// The same-producer rule, for an unbound identity meeting a holder of the

@@ -8,7 +8,8 @@
 //! that remove bindings (expiry, records) while a stage is open.
 
 use super::table::{room, Table, STAGE_SAVED};
-use crate::error::Result;
+use super::Mapper;
+use crate::error::{Error, Result};
 use crate::record::StateRecord;
 
 /// What the table looked like at one point, and how to get back there.
@@ -159,5 +160,67 @@ impl Stage {
         let n = self.len();
         self.undo.restore(table);
         n
+    }
+}
+
+/// The calls that open, confirm and abort the stage, and make each call
+/// all-or-nothing.
+impl Mapper {
+    /// Makes every pending binding permanent: the host calls it once the
+    /// records returned since the last confirm are durable, and only then
+    /// appends the batches that carry their PIDs. Returns how many bindings
+    /// it confirmed.
+    pub fn confirm(&mut self) -> usize {
+        self.stage.take().map_or(0, |s| s.confirm(&mut self.table))
+    }
+
+    /// Takes back every pending binding, and every change (last-seen times,
+    /// transaction flags) made by the call that made the first of them and
+    /// by every call after it, as if those calls never happened: for a host
+    /// that could not make their records durable and will not append their
+    /// batches. Returns how many bindings it removed.
+    pub fn abort(&mut self) -> usize {
+        self.stage.take().map_or(0, |s| s.abort(&mut self.table))
+    }
+
+    /// Runs `f` as one all-or-nothing call: if it fails, every change it
+    /// made is undone, so a caller cannot forget the rollback.
+    pub(crate) fn atomically<T>(&mut self, f: impl FnOnce(&mut Mapper) -> Result<T>) -> Result<T> {
+        debug_assert!(!self.in_call, "calls do not nest");
+        self.calls += 1;
+        self.call.reset(&self.table);
+        self.in_call = true;
+        let had_stage = self.stage.is_some();
+        let result = f(self);
+        self.in_call = false;
+        if result.is_err() {
+            self.call.restore(&mut self.table);
+            if let Some(stage) = &mut self.stage {
+                stage.sync(&self.table);
+                if !had_stage {
+                    self.stage = None;
+                }
+            }
+        }
+        result
+    }
+
+    /// Makes room for the call under way to save `n` bindings' states (and
+    /// the stage, if open), so that the saves cannot fail to allocate.
+    #[inline(always)]
+    pub(crate) fn reserve_saves(&mut self, n: usize) -> Result<()> {
+        self.call.reserve(n)?;
+        match &mut self.stage {
+            Some(stage) => stage.undo.reserve(n),
+            None => Ok(()),
+        }
+    }
+
+    /// Refuses a call that removes bindings while some are pending.
+    pub(crate) fn require_confirmed(&self, call: &'static str) -> Result<()> {
+        match self.pending() {
+            0 => Ok(()),
+            pending => Err(Error::Unconfirmed { call, pending }),
+        }
     }
 }

@@ -16,8 +16,8 @@
 use hashbrown::HashTable;
 
 use super::chunked::Chunked;
-use super::keyed::{identity_hash, mapped_hash, name_hash, same_name, Keys};
 pub use super::keyed::seed_hashing;
+use super::keyed::{identity_hash, mapped_hash, name_hash, same_name, Keys};
 
 use crate::error::{Error, Result};
 

@@ -71,7 +71,9 @@ impl<'de, T: Deserialize<'de>> Deserialize<'de> for Obj<T> {
 }
 
 /// A list of objects (see [`Obj`]).
-fn objects<'de, D: serde::Deserializer<'de>, T: Deserialize<'de>>(d: D) -> Result<Vec<T>, D::Error> {
+fn objects<'de, D: serde::Deserializer<'de>, T: Deserialize<'de>>(
+    d: D,
+) -> Result<Vec<T>, D::Error> {
     let list: Vec<Obj<T>> = Vec::deserialize(d)?;
     Ok(list.into_iter().map(|o| o.0).collect())
 }

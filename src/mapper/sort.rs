@@ -1,0 +1,35 @@
+//! A small sort for the mapper's short lists.
+
+/// Sorts `v` ascending in O(n log n) with little code: a heapsort. The
+/// mapper sorts only short lists (a mapped PID's holders, a source's
+/// declared regions), and `sort_unstable` would add 3 KB of broker module
+/// per element type.
+pub(crate) fn heapsort<T: Ord>(v: &mut [T]) {
+    heapsort_by(v, |a, b| a < b)
+}
+
+/// [`heapsort`] by `less`, a strict weak order.
+pub(crate) fn heapsort_by<T>(v: &mut [T], less: impl Fn(&T, &T) -> bool) {
+    let sift_down = |v: &mut [T], mut root: usize, end: usize| loop {
+        let mut child = 2 * root + 1;
+        if child >= end {
+            return;
+        }
+        if child + 1 < end && less(&v[child], &v[child + 1]) {
+            child += 1;
+        }
+        if !less(&v[root], &v[child]) {
+            return;
+        }
+        v.swap(root, child);
+        root = child;
+    };
+    let n = v.len();
+    for root in (0..n / 2).rev() {
+        sift_down(v, root, n);
+    }
+    for end in (1..n).rev() {
+        v.swap(0, end);
+        sift_down(v, 0, end);
+    }
+}
