@@ -88,7 +88,7 @@ extern "C" {
     pub(super) type Builders;
 
     /// A BigInt in the signed 64-bit range or a safe-integer number, as an
-    /// `i64`; anything else throws (`Err`), and `convert::int64` says why.
+    /// `i64`; anything else throws (`Err`), and `args::int64` says why.
     #[wasm_bindgen(method, catch)]
     pub(super) fn int64(this: &Builders, v: &JsValue) -> Result<i64, JsValue>;
 

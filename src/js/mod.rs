@@ -21,6 +21,7 @@
 //! * The TypeScript declarations of every option and result are
 //!   `src/js/types.d.ts`, appended to the generated `.d.ts`.
 
+mod args;
 mod build;
 mod convert;
 
@@ -32,9 +33,10 @@ use wasm_bindgen::prelude::*;
 use crate::mapper::{LoadOutcome, Mapper};
 use crate::record::StateRecord;
 use crate::rewrite::{RewriteOptions, RewriteResult};
+use args::{bytes_arg, int64, optional_bytes, text, MapperOptions, RewriteOpts};
 use convert::{
-    bytes, bytes_arg, int64, js_err, js_to_json_text, json_to_js, optional_bytes, outcome_to_js,
-    record_to_js, set, text, to_js, BindingJs, MapperOptions, PidInfoJs, RewriteOpts,
+    bytes, js_err, js_to_json_text, json_to_js, outcome_to_js, record_to_js, set, to_js, BindingJs,
+    PidInfoJs,
 };
 
 #[wasm_bindgen(typescript_custom_section)]
@@ -55,7 +57,7 @@ pub struct PidMapper {
 
 /// The options of both rewrites (`RewriteOptions` in `types.d.ts`).
 fn rewrite_options(options: Option<JsValue>) -> Result<RewriteOptions, JsError> {
-    let o: RewriteOpts = convert::options(
+    let o: RewriteOpts = args::options(
         options.unwrap_or(JsValue::UNDEFINED),
         "rewriteBatches options",
     )?;
@@ -82,7 +84,7 @@ impl PidMapper {
         let source = text(source_cluster_id, "sourceClusterId")?;
         let now = int64(now_ms, "nowMs")?;
         let opts = rewrite_options(options)?;
-        let view = convert::copy_arg(bytes, || not_bytes.to_owned(), &mut self.scratch)?;
+        let view = args::copy_arg(bytes, || not_bytes.to_owned(), &mut self.scratch)?;
         self.inner
             .rewrite_into(
                 &source,
@@ -120,13 +122,13 @@ impl PidMapper {
         #[wasm_bindgen(unchecked_param_type = "number")] partition: JsValue,
         #[wasm_bindgen(unchecked_param_type = "MapperOptions | null")] options: Option<JsValue>,
     ) -> Result<PidMapper, JsError> {
-        let partition = convert::small_int(&partition, (0, i64::from(i32::MAX)), |why| {
+        let partition = args::small_int(&partition, (0, i64::from(i32::MAX)), |why| {
             crate::Error::invalid(format!("partition {why}"))
         })? as i32;
         let opts: MapperOptions =
-            convert::options(options.unwrap_or(JsValue::UNDEFINED), "PidMapper options")?;
+            args::options(options.unwrap_or(JsValue::UNDEFINED), "PidMapper options")?;
         let config = opts.config(&text(&topic_id, "topicId")?, partition)?;
-        convert::seed_once();
+        args::seed_once();
         Ok(PidMapper::wrap(Mapper::new(config).map_err(js_err)?))
     }
 
@@ -250,7 +252,7 @@ impl PidMapper {
         #[wasm_bindgen(unchecked_param_type = "Uint8Array")] bytes: JsValue,
     ) -> Result<PidMapper, JsError> {
         let bytes = bytes_arg(&bytes, "bytes")?;
-        convert::seed_once();
+        args::seed_once();
         Ok(PidMapper::wrap(Mapper::restore(&bytes).map_err(js_err)?))
     }
 
@@ -323,7 +325,7 @@ pub fn map_pid(
     // Any integer number; the core refuses one outside 0 to 63
     // (`InvalidSalt`), as it would in a record.
     let safe = (1i64 << 53) - 1;
-    let salt = convert::small_int(&salt, (-safe, safe), |why| {
+    let salt = args::small_int(&salt, (-safe, safe), |why| {
         crate::Error::invalid(format!("salt {why}"))
     })?;
     let salt = u64::try_from(salt).map_err(|_| js_err(crate::Error::InvalidSalt { salt }))?;
