@@ -1,0 +1,292 @@
+//! The mapper's calls on a loaded module, one method per export of
+//! `docs/ABI.md`: inputs copied into blocks from `mp_alloc`, the status
+//! checked, outputs read back from linear memory.
+
+use super::*;
+
+impl BrokerModule {
+    /// `mp_mapper_new` with a JSON config; returns the handle.
+    pub fn mapper_new(&mut self, config_json: &str) -> Result<i32, AbiError> {
+        let (p, l) = self.put(config_json.as_bytes())?;
+        // Read the outcome (and any message) before mp_free, whose success
+        // clears the message.
+        let result = self
+            .mapper_new
+            .call(&mut self.store, (p, l))
+            .map_err(trap)
+            .and_then(|s| self.check(s));
+        self.release(p);
+        result
+    }
+
+    /// `mp_mapper_free`.
+    pub fn mapper_free(&mut self, handle: i32) -> Result<(), AbiError> {
+        let s = self
+            .mapper_free
+            .call(&mut self.store, handle)
+            .map_err(trap)?;
+        self.check(s).map(drop)
+    }
+
+    /// `mp_rewrite` on a copy of `buf` in guest memory; on success `buf`
+    /// holds the rewritten bytes.
+    pub fn rewrite(
+        &mut self,
+        handle: i32,
+        source: &str,
+        buf: &mut [u8],
+        now_ms: i64,
+        flags: i32,
+    ) -> Result<Rewritten, AbiError> {
+        let (sp, sl) = self.put(source.as_bytes())?;
+        let (bp, bl) = match self.put(buf) {
+            Ok(v) => v,
+            Err(e) => {
+                self.release(sp);
+                return Err(e);
+            }
+        };
+        let status = self
+            .rewrite
+            .call(&mut self.store, (handle, sp, sl, bp, bl, now_ms, flags))
+            .map_err(trap);
+        let result = status.and_then(|s| self.check(s)).and_then(|consumed| {
+            buf.copy_from_slice(&self.read(bp, bl));
+            self.rewritten(handle, consumed)
+        });
+        self.release(sp);
+        self.release(bp);
+        result
+    }
+
+    /// `mp_rewrite_headers` on `fetch`, which stays here: its headers are
+    /// gathered into guest slots (`mirrorpid::batch::gather`, at most
+    /// `max_slots`), rewritten there, and each changed slot's CRC and PID
+    /// written back into `fetch` (`write_back`). The same result as
+    /// [`BrokerModule::rewrite`] on the gathered entries.
+    pub fn rewrite_headers(
+        &mut self,
+        handle: i32,
+        source: &str,
+        fetch: &mut [u8],
+        max_slots: usize,
+        now_ms: i64,
+        flags: i32,
+    ) -> Result<Rewritten, AbiError> {
+        let mut slots = Vec::new();
+        let offsets = mirrorpid::batch::gather(fetch, max_slots, &mut slots);
+        let (sp, sl) = self.put(source.as_bytes())?;
+        let (bp, bl) = match self.put(&slots) {
+            Ok(v) => v,
+            Err(e) => {
+                self.release(sp);
+                return Err(e);
+            }
+        };
+        let count = offsets.len() as i32;
+        let args = (handle, sp, sl, bp, count, fetch.len() as i32, now_ms, flags);
+        let status = self
+            .rewrite_headers
+            .call(&mut self.store, args)
+            .map_err(trap);
+        let result = status.and_then(|s| self.check(s)).and_then(|consumed| {
+            let slots = self.read(bp, bl);
+            mirrorpid::batch::write_back(&slots, &offsets, fetch);
+            self.rewritten(handle, consumed)
+        });
+        self.release(sp);
+        self.release(bp);
+        result
+    }
+
+    /// `mp_map`: the mapped PID, the salt (`None` for a PID below 0), the
+    /// pending binding's record (if any) and the snapshot-required flag.
+    pub fn map(
+        &mut self,
+        handle: i32,
+        source: &str,
+        pid: i64,
+        now_ms: i64,
+    ) -> Result<Mapped, AbiError> {
+        let (sp, sl) = self.put(source.as_bytes())?;
+        let status = self
+            .map
+            .call(&mut self.store, (handle, sp, sl, pid, now_ms))
+            .map_err(trap);
+        let result = status.and_then(|s| self.check(s)).and_then(|salt| {
+            let out = self.output(handle)?;
+            let malformed = || AbiError {
+                code: -1,
+                message: "malformed mp_map output".into(),
+            };
+            let (list, mapped) = out.split_at(out.len().checked_sub(8).ok_or_else(malformed)?);
+            let records = parse_records(list).ok_or_else(malformed)?;
+            let flag = self
+                .snapshot_required
+                .call(&mut self.store, handle)
+                .map_err(trap)?;
+            Ok(Mapped {
+                mapped: i64::from_be_bytes(mapped.try_into().map_err(|_| malformed())?),
+                salt: (salt != abi::MAP_NOT_A_PRODUCER).then_some(salt as u8),
+                records,
+                snapshot_required: flag == 1,
+            })
+        });
+        self.release(sp);
+        result
+    }
+
+    /// A successful rewrite's result: `consumed`, the output's records and
+    /// the snapshot-required flag.
+    fn rewritten(&mut self, handle: i32, consumed: i32) -> Result<Rewritten, AbiError> {
+        let records = self.output_records(handle)?;
+        let flag = self
+            .snapshot_required
+            .call(&mut self.store, handle)
+            .map_err(trap)?;
+        Ok(Rewritten {
+            consumed: consumed as usize,
+            records,
+            snapshot_required: flag == 1,
+        })
+    }
+
+    /// `mp_rewrite` on a buffer already in guest memory (`put` earlier);
+    /// returns the bytes consumed. The records stay in the output buffer.
+    pub fn rewrite_in_place(
+        &mut self,
+        handle: i32,
+        (src_ptr, src_len): (i32, i32),
+        (buf_ptr, buf_len): (i32, i32),
+        now_ms: i64,
+        flags: i32,
+    ) -> Result<usize, AbiError> {
+        let status = self
+            .rewrite
+            .call(
+                &mut self.store,
+                (handle, src_ptr, src_len, buf_ptr, buf_len, now_ms, flags),
+            )
+            .map_err(trap)?;
+        self.check(status).map(|n| n as usize)
+    }
+
+    /// The output buffer of `handle`.
+    pub fn output(&mut self, handle: i32) -> Result<Vec<u8>, AbiError> {
+        let p = self
+            .output_ptr
+            .call(&mut self.store, handle)
+            .map_err(trap)?;
+        let p = self.check(p)?;
+        let l = self
+            .output_len
+            .call(&mut self.store, handle)
+            .map_err(trap)?;
+        let l = self.check(l)?;
+        Ok(self.read(p, l))
+    }
+
+    /// The output buffer of `handle`, parsed as a record list.
+    pub fn output_records(&mut self, handle: i32) -> Result<Vec<RawRecord>, AbiError> {
+        let out = self.output(handle)?;
+        parse_records(&out).ok_or_else(|| AbiError {
+            code: -1,
+            message: "malformed record list in output".into(),
+        })
+    }
+
+    /// `mp_load_record`; returns 0 skipped, 1 bound, 2 deleted.
+    pub fn load_record(
+        &mut self,
+        handle: i32,
+        key: &[u8],
+        value: Option<&[u8]>,
+    ) -> Result<i32, AbiError> {
+        let (kp, kl) = self.put(key)?;
+        let (vp, vl) = match value {
+            Some(v) => self.put(v)?,
+            None => (0, -1),
+        };
+        let result = self
+            .load_record
+            .call(&mut self.store, (handle, kp, kl, vp, vl))
+            .map_err(trap)
+            .and_then(|s| self.check(s));
+        self.release(kp);
+        self.release(vp);
+        result
+    }
+
+    /// `mp_snapshot`, then the bytes.
+    pub fn snapshot(&mut self, handle: i32) -> Result<Vec<u8>, AbiError> {
+        let s = self.snapshot.call(&mut self.store, handle).map_err(trap)?;
+        self.check(s)?;
+        self.output(handle)
+    }
+
+    /// `mp_restore`; returns the new handle.
+    pub fn restore(&mut self, bytes: &[u8]) -> Result<i32, AbiError> {
+        let (p, l) = self.put(bytes)?;
+        let result = self
+            .restore
+            .call(&mut self.store, (p, l))
+            .map_err(trap)
+            .and_then(|s| self.check(s));
+        self.release(p);
+        result
+    }
+
+    /// `mp_expire`; returns the tombstones.
+    pub fn expire(&mut self, handle: i32, now_ms: i64) -> Result<Vec<RawRecord>, AbiError> {
+        let f = self.expire.clone();
+        self.expiry(&f, handle, now_ms)
+    }
+
+    /// `mp_expire_pid`; returns the tombstones.
+    pub fn expire_pid(&mut self, handle: i32, mapped: i64) -> Result<Vec<RawRecord>, AbiError> {
+        let f = self.expire_pid.clone();
+        self.expiry(&f, handle, mapped)
+    }
+
+    fn expiry(
+        &mut self,
+        f: &TypedFunc<(i32, i64), i32>,
+        handle: i32,
+        arg: i64,
+    ) -> Result<Vec<RawRecord>, AbiError> {
+        let s = f.call(&mut self.store, (handle, arg)).map_err(trap)?;
+        self.check(s)?;
+        self.output_records(handle)
+    }
+
+    /// `mp_mapper_len`.
+    pub fn mapper_len(&mut self, handle: i32) -> Result<usize, AbiError> {
+        let f = self.mapper_len.clone();
+        self.count(&f, handle)
+    }
+
+    /// `mp_confirm`: the records returned since the last confirm are
+    /// durable; returns how many bindings it confirmed.
+    pub fn confirm(&mut self, handle: i32) -> Result<usize, AbiError> {
+        let f = self.confirm.clone();
+        self.count(&f, handle)
+    }
+
+    /// `mp_abort`: takes back the pending bindings; returns how many.
+    pub fn abort(&mut self, handle: i32) -> Result<usize, AbiError> {
+        let f = self.abort.clone();
+        self.count(&f, handle)
+    }
+
+    /// `mp_pending`: how many bindings await `mp_confirm`.
+    pub fn pending(&mut self, handle: i32) -> Result<usize, AbiError> {
+        let f = self.pending.clone();
+        self.count(&f, handle)
+    }
+
+    /// Calls a `(handle) -> count` export.
+    fn count(&mut self, f: &F1, handle: i32) -> Result<usize, AbiError> {
+        let s = f.call(&mut self.store, handle).map_err(trap)?;
+        self.check(s).map(|n| n as usize)
+    }
+}
