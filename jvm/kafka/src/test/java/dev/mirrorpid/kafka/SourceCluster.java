@@ -249,6 +249,11 @@ final class SourceCluster implements AutoCloseable {
         return name;
     }
 
+    /** The partition's log directory on disk, where its segment files are. */
+    File partitionDir() {
+        return new File(new File(dir, "data"), TOPIC + "-0");
+    }
+
     /** Kafka's cluster ID: the source cluster ID mirrorpid maps under. */
     String clusterId() {
         return clusterId;
@@ -276,7 +281,8 @@ final class SourceCluster implements AutoCloseable {
         return producer;
     }
 
-    private KafkaProducer<String, String> producer(Properties extra) {
+    /** A producer with {@code extra} settings over the defaults (idempotent, acks all, no linger). */
+    KafkaProducer<String, String> producer(Properties extra) {
         Properties p = new Properties();
         p.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers());
         p.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, "true");
