@@ -130,7 +130,8 @@ function select(next) {
     const selector = key.producer
       ? `[data-producer="${CSS.escape(key.producer)}"]${key.pid ? `[data-pid="${CSS.escape(key.pid)}"]` : ".producer-line"}`
       : `[data-cluster="${CSS.escape(key.cluster)}"] .cluster-head`;
-    document.querySelector(`#topology ${selector}`)?.focus();
+    // Without scrolling: the element is where it was, and the panel may just have come into sight.
+    document.querySelector(`#topology ${selector}`)?.focus({ preventScroll: true });
   }
 }
 
