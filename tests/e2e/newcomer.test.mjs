@@ -84,6 +84,7 @@ test("the editor refuses a PID the core refuses, and the page never claims there
   assert.match(label, /cannot run/);
   assert.doesNotMatch(label, /no events/);
   assert.deepEqual(page.errors, []);
+  await page.close();
 });
 
 test("chains of 5 and 8 clusters keep their text readable on a laptop and a phone", async () => {
@@ -181,6 +182,7 @@ test("on a phone a tapped cluster's panel comes into sight", async () => {
   assert.match(await page.getByTestId("selection").textContent(), /Partition at A/);
   assert.ok(box.y < PHONE.height && box.y + Math.min(box.height, 100) > 0, `panel at ${box.y}`);
   assert.deepEqual(page.errors, []);
+  await page.close();
 });
 
 test("the timeline labels its numbers, and next corruption works under mirrorpid", async () => {
@@ -200,6 +202,7 @@ test("the timeline labels its numbers, and next corruption works under mirrorpid
   while (["verbatim", "kip"].every((s) => report.timeline[k].totals[s] === 0)) k++;
   assert.match(await page.getByTestId("time-label").textContent(), new RegExp(`After event ${k + 1} of`));
   assert.deepEqual(page.errors, []);
+  await page.close();
 });
 
 test("the PID decoder: 64-bit hex, the origin cluster, no number broken across lines", async () => {
@@ -228,14 +231,21 @@ test("the PID decoder: 64-bit hex, the origin cluster, no number broken across l
   });
   assert.equal(lines, 1);
   assert.deepEqual(page.errors, []);
+  await page.close();
 });
 
 test("Import works from the keyboard, the words are explained, a bad preset is named", async () => {
-  const page = await open("preset=nope");
+  const page = await env.page(LAPTOP);
+  // Listening for the file chooser before anything happens: Playwright sets up
+  // the interception asynchronously, and a key pressed before it would open a real dialog.
+  const chooserOpens = page.waitForEvent("filechooser");
+  await page.goto(`${env.base}#preset=nope`);
+  await ready(page);
   assert.match(await page.getByTestId("error").textContent(), /no preset "nope".*showing seed-chain/);
   const scenario = chain(3);
   await page.getByTestId("import").focus();
-  const [chooser] = await Promise.all([page.waitForEvent("filechooser"), page.keyboard.press("Enter")]);
+  await page.keyboard.press("Enter");
+  const chooser = await chooserOpens;
   await chooser.setFiles({
     name: "chain.json",
     mimeType: "application/json",
@@ -259,4 +269,5 @@ test("Import works from the keyboard, the words are explained, a bad preset is n
   await page.getByTestId("plan-from-scenario").click();
   assert.equal(await page.locator("[data-testid=plan-probability] a").getAttribute("href"), "#g-region");
   assert.deepEqual(page.errors, []);
+  await page.close();
 });

@@ -256,15 +256,18 @@ export function wrapRows(flat, perRow) {
  * The layout to draw in `width` px: the one whose text is drawn largest, up
  * to 80 % of its size (past that, all read alike), and of those the one
  * that takes the least height on the page: left to right, left to right
- * in rows, or top to bottom.
+ * in rows (when that reaches 80 %), or top to bottom.
  */
 export function choose(model, width) {
   const across = layout(model, false);
   const scale = (l) => Math.min(1, width / l.width);
   const candidates = [across];
   if (scale(across) < 0.8) {
+    // Rows only where they make the text readable: a wide fan-in in rows
+    // is as small and harder to follow.
     for (let perRow = across.layerMain.length - 1; perRow >= 2; perRow--) {
-      candidates.push(wrapRows(across, perRow));
+      const rows = wrapRows(across, perRow);
+      if (scale(rows) >= 0.8) candidates.push(rows);
     }
     candidates.push(layout(model, true));
   }
