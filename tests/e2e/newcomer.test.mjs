@@ -167,7 +167,7 @@ test("every preset on a laptop and a phone: no table hides a column without sayi
         (await page.evaluate(() => document.documentElement.scrollWidth)) <= viewport.width,
         `${p} on a ${name}: the page does not scroll sideways`,
       );
-      await page.screenshot({ path: `${shots}/${name}-${p}.png`, fullPage: true });
+      await page.screenshot({ path: `${shots}/page-${name}-${p}.png`, fullPage: true });
       assert.deepEqual(page.errors, [], `${p} on a ${name}`);
       await page.close();
     }
