@@ -66,6 +66,12 @@ fn stderr(out: &std::process::Output) -> String {
     String::from_utf8(out.stderr.clone()).unwrap()
 }
 
+/// The run failed with exit `code`, and its stderr says `needle`.
+fn fails(out: &std::process::Output, code: i32, needle: &str) {
+    assert_eq!(out.status.code(), Some(code), "{}", stderr(out));
+    assert!(stderr(out).contains(needle), "{}", stderr(out));
+}
+
 #[test]
 fn rewrite_json_summary_and_file_offsets_in_its_errors() {
     let d = dir("rewrite-json");
@@ -97,8 +103,7 @@ fn rewrite_json_summary_and_file_offsets_in_its_errors() {
         .args(rewrite_args(&d, "trunc.log", "trunc-out.log"))
         .output()
         .unwrap();
-    assert_eq!(out.status.code(), Some(2));
-    assert!(stderr(&out).contains(&want), "{}", stderr(&out));
+    fails(&out, 2, &want);
     assert!(!d.join("trunc-out.log").exists(), "nothing written");
     let dump = mirrorpid()
         .args(["state", "dump"])
@@ -161,12 +166,7 @@ fn rewrite_never_overwrites_its_input() {
             .args(rewrite_args(&d, "in.log", output))
             .output()
             .unwrap();
-        assert_eq!(out.status.code(), Some(2), "{output}");
-        assert!(
-            stderr(&out).contains("is both the input and the output"),
-            "{}",
-            stderr(&out)
-        );
+        fails(&out, 2, "is both the input and the output");
         assert_eq!(std::fs::read(d.join("in.log")).unwrap(), bytes);
     }
 }
@@ -296,12 +296,7 @@ fn clusters_check_gates_on_shared_regions_and_names_repeats_and_bad_lines() {
         .arg(d.join("latin1"))
         .output()
         .unwrap();
-    assert_eq!(bad.status.code(), Some(2));
-    assert!(
-        stderr(&bad).contains("latin1: line 3: not UTF-8"),
-        "{}",
-        stderr(&bad)
-    );
+    fails(&bad, 2, "latin1: line 3: not UTF-8");
 }
 
 #[test]
@@ -317,12 +312,7 @@ fn simulate_refuses_a_scenario_written_as_an_array() {
         .arg(d.join("s.json"))
         .output()
         .unwrap();
-    assert_eq!(out.status.code(), Some(2));
-    assert!(
-        stderr(&out).contains("expected an object"),
-        "{}",
-        stderr(&out)
-    );
+    fails(&out, 2, "expected an object");
 }
 
 #[test]

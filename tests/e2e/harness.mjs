@@ -7,6 +7,7 @@ import net from "node:net";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { chromium } from "playwright-core";
+import { before, after } from "node:test";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 export const root = path.resolve(here, "../..");
@@ -102,4 +103,23 @@ export function overlaps(page) {
     }
     return out;
   });
+}
+
+/**
+ * The playground served and a browser running for the tests of one file:
+ * started before its first test, stopped after its last.
+ */
+export function playground() {
+  const env = {};
+  before(async () => Object.assign(env, await start()));
+  after(async () => env.stop?.());
+  return env;
+}
+
+/** A page of `env` at `viewport`, opened at `#hash` and ready. */
+export async function openAt(env, hash, viewport) {
+  const page = await env.page(viewport);
+  await page.goto(`${env.base}#${hash}`);
+  await ready(page);
+  return page;
 }

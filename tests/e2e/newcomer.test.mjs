@@ -4,11 +4,11 @@
 // timeline whose numbers are labelled, the decoder's hex and origins,
 // Import from the keyboard, the words explained, a bad preset named.
 // Expected values come from the simulator run in Node (dist/node).
-import { test, before, after } from "node:test";
+import { test } from "node:test";
 import assert from "node:assert/strict";
 import { createRequire } from "node:module";
 import { readFileSync } from "node:fs";
-import { start, ready, shots, root, overlaps } from "./harness.mjs";
+import { openAt, overlaps, playground, ready, root, shots } from "./harness.mjs";
 
 const require = createRequire(import.meta.url);
 const m = require(`${root}/dist/node/mirrorpid.js`);
@@ -16,20 +16,9 @@ const presets = JSON.parse(readFileSync(`${root}/www/presets/index.json`, "utf8"
 const LAPTOP = { width: 1280, height: 800 };
 const PHONE = { width: 390, height: 844 };
 
-let env;
-before(async () => {
-  env = await start();
-});
-after(async () => {
-  await env?.stop();
-});
+const env = playground();
 
-async function open(hash, viewport = LAPTOP) {
-  const page = await env.page(viewport);
-  await page.goto(`${env.base}#${hash}`);
-  await ready(page);
-  return page;
-}
+const open = (hash, viewport = LAPTOP) => openAt(env, hash, viewport);
 
 /** A chain of `n` clusters A -> B -> ..., each with a producer of PID 5. */
 function chain(n) {

@@ -3,11 +3,11 @@
 // planner, the 50-cluster fleet, a phone and the keyboard. Expected values
 // come from the simulator run in Node (the dist/node package), never from
 // strings written here. Screenshots go to tests/e2e/screenshots/.
-import { test, before, after } from "node:test";
+import { test } from "node:test";
 import assert from "node:assert/strict";
 import { createRequire } from "node:module";
 import { readFileSync } from "node:fs";
-import { start, ready, shots, root, overlaps } from "./harness.mjs";
+import { openAt, overlaps, playground, root, shots } from "./harness.mjs";
 
 const require = createRequire(import.meta.url);
 const m = require(`${root}/dist/node/mirrorpid.js`);
@@ -16,20 +16,9 @@ const STRATEGIES = ["verbatim", "kip", "mirrorpid"];
 const LAPTOP = { width: 1400, height: 1000 };
 const PHONE = { width: 390, height: 844 };
 
-let env;
-before(async () => {
-  env = await start();
-});
-after(async () => {
-  await env?.stop();
-});
+const env = playground();
 
-async function open(name, viewport = LAPTOP) {
-  const page = await env.page(viewport);
-  await page.goto(`${env.base}#preset=${name}`);
-  await ready(page);
-  return page;
-}
+const open = (name, viewport = LAPTOP) => openAt(env, `preset=${name}`, viewport);
 
 /** Every PID label on the drawing: {"from->to": [[producer, pid], ...]}. */
 function labels(page) {

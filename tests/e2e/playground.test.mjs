@@ -1,17 +1,11 @@
 // The playground in real headless Chromium: every preset's counts, editing
 // through the UI, bad input, the decoders, and reloading from a shared URL.
 // Screenshots go to tests/e2e/screenshots/ (git-ignored).
-import { test, before, after } from "node:test";
+import { test } from "node:test";
 import assert from "node:assert/strict";
-import { start, ready, shots } from "./harness.mjs";
+import { playground, ready, shots } from "./harness.mjs";
 
-let env;
-before(async () => {
-  env = await start();
-});
-after(async () => {
-  await env?.stop();
-});
+const env = playground();
 
 // Totals per strategy (verbatim, -(pid+2), mirrorpid), silent corruptions
 // then refusals: the same figures the native test tests/sim.rs pins kind by
