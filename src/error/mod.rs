@@ -5,7 +5,6 @@
 //! a stable numeric [`Error::code`], which the broker ABI returns as its
 //! status, so a host and the docs (`docs/ABI.md`) share one list.
 
-
 macro_rules! codes {
     ($( $(#[$doc:meta])* $name:ident = $value:literal, $meaning:literal; )*) => {
         /// Every error code of mirrorpid and of the broker ABI, defined once
