@@ -32,9 +32,10 @@ let marking = 0;
 /** Whether the last selection should be scrolled into sight. */
 let revealSelection = false;
 
-function run() {
+/** Runs the scenario, or takes `ran`, its run already made. */
+function run(ran) {
   try {
-    full = simulate(scenario);
+    full = ran ?? simulate(scenario);
     clearError();
   } catch (e) {
     full = null;
@@ -155,9 +156,9 @@ function render({ keepJson = false } = {}) {
   renderView();
 }
 
-function setScenario(next, { fromJsonEditor = false } = {}) {
+function setScenario(next, { fromJsonEditor = false, ran } = {}) {
   scenario = next;
-  run();
+  run(ran);
   render({ keepJson: fromJsonEditor });
   // A scenario too large to run is too large to share: writing megabytes
   // into the address costs more than the simulator's refusal.
@@ -175,14 +176,15 @@ function edit(mutate) {
   next.producers ??= [];
   next.events ??= [];
   mutate(next);
+  let ran;
   if (full) {
     try {
-      simulate(next);
+      ran = simulate(next);
     } catch (e) {
       return showError(`Not changed: ${e.message || e}`);
     }
   }
-  setScenario(next);
+  setScenario(next, { ran });
 }
 
 async function loadPreset(name) {
