@@ -17,7 +17,7 @@ if [ "${1:-}" != chart ]; then
   log "cargo build: the bench-only module with the naive peer"
   cargo build -p "$pkg" --features peer --target wasm32-unknown-unknown --profile "$profile" >&2
   mkdir -p dist/bench
-  wasm_opt "target/wasm32-unknown-unknown/$profile/${pkg//-/_}.wasm" dist/bench/mirrorpid_broker_peer.wasm
+  wasm_opt "target/wasm32-unknown-unknown/$profile/${pkg//-/_}.wasm" dist/bench/mirrorpid_broker_peer.wasm "${BROKER_WASM_OPT[@]}"
   # The peer build shares the target directory with the real module: build
   # the real one again so that dist/ and target/ agree.
   scripts/build.sh

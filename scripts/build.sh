@@ -29,7 +29,7 @@ log "cargo build: broker module ($pkg, profile $profile)"
 cargo build -p "$pkg" --target wasm32-unknown-unknown --profile "$profile" >&2
 mkdir -p "$(dirname "$out")"
 log "wasm-opt -Oz: $out"
-wasm_opt "target/wasm32-unknown-unknown/$profile/${pkg//-/_}.wasm" "$out"
+wasm_opt "target/wasm32-unknown-unknown/$profile/${pkg//-/_}.wasm" "$out" "${BROKER_WASM_OPT[@]}"
 # The same build keeping its function names (not shipped), for
 # host/tests/module_structure.rs to read the module's call graph.
 named="$(dirname "$out")/named/$(basename "$out")"

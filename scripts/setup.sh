@@ -59,14 +59,22 @@ ensure_wasm_opt() {
   fi
 }
 
-# wasm-opt -Oz IN OUT. rustc's wasm32 features are named, since a stripped
-# module has no target-features section to read them from.
+# wasm-opt -Oz IN OUT [OPTION...]. rustc's wasm32 features are named, since
+# a stripped module has no target-features section to read them from.
 wasm_opt() {
+  local in=$1 out=$2
+  shift 2
   "$ROOT/scripts/tools/node_modules/.bin/wasm-opt" -Oz \
     --enable-bulk-memory --enable-bulk-memory-opt --enable-nontrapping-float-to-int \
     --enable-sign-ext --enable-mutable-globals --enable-multivalue --enable-reference-types \
-    "$1" -o "$2"
+    "$@" "$in" -o "$out"
 }
+
+# The broker module's extra wasm-opt option: inlining never makes a
+# function over 3,000 bytes, so that no function passes HotSpot's 8,000
+# bytes of bytecode once Chicory compiles it (docs/PERFORMANCE.md,
+# "Function size"; jvm/library's FunctionSizeTest checks it).
+BROKER_WASM_OPT=(--inline-max-combined-binary-size 3000)
 
 # Java 17 and Maven for jvm/ (this machine kind ships both; Debian's otherwise).
 ensure_maven() {

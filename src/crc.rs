@@ -208,14 +208,12 @@ fn crc0_8_over_x32(bytes: &[u8; 8]) -> u32 {
 ///
 /// Valid for any CRC-32C message, whatever bytes precede the patch.
 pub fn patch(crc: u32, old: &[u8; 8], new: &[u8; 8], bytes_after: u64) -> u32 {
-    let mut delta = [0u8; 8];
-    for (d, (o, n)) in delta.iter_mut().zip(old.iter().zip(new)) {
-        *d = o ^ n;
-    }
-    if delta == [0; 8] {
+    // One word, not eight bytes: the delta in the order of the bytes.
+    let delta = u64::from_le_bytes(*old) ^ u64::from_le_bytes(*new);
+    if delta == 0 {
         return crc;
     }
-    crc ^ shift32(crc0_8_over_x32(&delta), bytes_after)
+    crc ^ shift32(crc0_8_over_x32(&delta.to_le_bytes()), bytes_after)
 }
 
 #[cfg(test)]

@@ -156,6 +156,8 @@ impl StateValue {
 
 impl StateRecord {
     /// Decodes a record from key bytes and value bytes (`None` = tombstone).
+    // Out of line: see docs/PERFORMANCE.md, "Function size".
+    #[inline(never)]
     pub fn decode(key: &[u8], value: Option<&[u8]>) -> Result<StateRecord> {
         Ok(StateRecord {
             key: StateKey::decode(key)?,

@@ -207,17 +207,23 @@ impl Mapper {
                         "strict CRC needs the records: a header view holds none",
                     ));
                 }
-                let mut changed = Vec::new();
-                self.atomically(|m| {
+                // The mapper's buffer, its capacity kept between calls.
+                let mut changed = std::mem::take(&mut self.changed);
+                changed.clear();
+                let mapped = self.atomically(|m| {
                     let walker = Batches::headers(view, options.complete);
                     m.map_batches(source, walker, now_ms, false, out, &mut changed)?;
                     then(out)
-                })?;
-                // The slots last, once nothing can fail.
-                view.clear_changed();
-                for (slot, size, pid) in changed {
-                    view.set_producer_id(slot, size, pid);
+                });
+                if mapped.is_ok() {
+                    // The slots last, once nothing can fail.
+                    view.clear_changed();
+                    for &(slot, size, pid) in &changed {
+                        view.set_producer_id(slot, size, pid);
+                    }
                 }
+                self.changed = changed;
+                mapped?;
             }
         }
         Ok(())

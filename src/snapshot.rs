@@ -179,6 +179,8 @@ impl Mapper {
     }
 }
 
+// Out of line, in two parts: see docs/PERFORMANCE.md, "Function size".
+#[inline(never)]
 fn decode_body(body: &[u8], format: u16) -> Result<Mapper> {
     let mut r = Reader::new(body);
     let topic_id = TopicId(r.uuid("TopicId")?);

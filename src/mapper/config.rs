@@ -110,6 +110,9 @@ impl MapperConfig {
     /// serde_json, to keep the broker module small. A bad `topicId` is
     /// [`Error::InvalidTopicId`]; anything else wrong is
     /// [`Error::InvalidInput`].
+    // Out of line: see docs/PERFORMANCE.md, "Function size" (a JVM leaves
+    // a method over 8,000 bytes of bytecode uncompiled).
+    #[inline(never)]
     pub fn from_json(text: &str) -> Result<MapperConfig> {
         use crate::json::Value;
         let bad = |what: String| Error::invalid(format!("mapper config: {what}"));

@@ -64,6 +64,9 @@ pub struct Mapper {
     in_call: bool,
     /// Counts calls, so that one call returns a pending record once.
     calls: u64,
+    /// A header rewrite's changed slots (slot, batch size, new PID), kept
+    /// between calls so that a rewrite allocates nothing once warm.
+    pub(crate) changed: Vec<(usize, usize, i64)>,
     /// The trust declaration, prepared for lookups.
     trust: Option<Trust>,
 }
@@ -84,6 +87,7 @@ impl Mapper {
             call: Savepoint::default(),
             in_call: false,
             calls: 0,
+            changed: Vec::new(),
         }
     }
 

@@ -30,6 +30,8 @@ final class Abi {
     static final int SLOT_LEN_OFFSET = 112;
     static final int SLOT_CHANGED_OFFSET = 116;
     static final int SLOT_BYTES = 120;
+    /** The changed flag's value (1, big-endian) read by a WebAssembly (little-endian) load. */
+    static final int SLOT_CHANGED_LE = Integer.reverseBytes(1);
 
     /** What a changed slot gives back: the CRC and the producer ID, at these batch offsets. */
     static final int CRC_OFFSET = 17;

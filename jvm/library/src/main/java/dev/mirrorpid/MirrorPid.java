@@ -1,11 +1,13 @@
 package dev.mirrorpid;
 
 import com.dylibso.chicory.compiler.MachineFactoryCompiler;
+import com.dylibso.chicory.runtime.ByteArrayMemory;
 import com.dylibso.chicory.runtime.Instance;
 import com.dylibso.chicory.runtime.Machine;
 import com.dylibso.chicory.wasm.Parser;
 import com.dylibso.chicory.wasm.WasmModule;
 import com.dylibso.chicory.wasm.types.MemoryLimits;
+import dev.mirrorpid.internal.BrokerModule;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
@@ -24,8 +26,19 @@ public final class MirrorPid {
     public enum Mode {
         /** Chicory's interpreter: no compilation, slowest; for environments that forbid it. */
         INTERPRETER,
-        /** Compiled to JVM bytecode when loaded (Chicory's run-time compiler): the fast one. */
-        COMPILER
+        /**
+         * Compiled to JVM bytecode when loaded (Chicory's run-time compiler; about a second at
+         * {@link MirrorPid#load}): the fastest once warm, and the default.
+         */
+        COMPILER,
+        /**
+         * Compiled to JVM bytecode when this jar was built (Chicory's build-time compiler, its
+         * classes in {@code dev.mirrorpid.internal}): nothing to compile at load and no bytecode
+         * generated at run time, for a JVM that forbids defining classes; slower than {@link
+         * #COMPILER} once warm (its code reaches memory and globals through helper methods;
+         * {@code docs/PERFORMANCE.md}). Only for the jar's own module.
+         */
+        BUILD_TIME
     }
 
     /** The resource the jar carries the module as. */
@@ -38,10 +51,10 @@ public final class MirrorPid {
     private final Function<Instance, Machine> machines;
     private final int maxPages;
 
-    private MirrorPid(WasmModule module, Mode mode, int maxMemoryBytes) {
+    private MirrorPid(WasmModule module, Mode mode, Function<Instance, Machine> machines, int maxMemoryBytes) {
         this.module = module;
         this.mode = mode;
-        this.machines = mode == Mode.COMPILER ? MachineFactoryCompiler.compile(module) : null;
+        this.machines = machines;
         this.maxPages = Math.max(1, maxMemoryBytes / 65536);
     }
 
@@ -65,23 +78,6 @@ public final class MirrorPid {
         return mode;
     }
 
-    /**
-     * Whether this JVM compiles huge methods ({@code -XX:-DontCompileHugeMethods}). HotSpot
-     * leaves methods over 8,000 bytes of bytecode to its interpreter, and Chicory turns the
-     * module's largest functions (its batch loop among them) into such methods: without the
-     * flag a rewrite runs about four times slower ({@code docs/PERFORMANCE.md}). {@code false}
-     * when the JVM says it does not, or does not say.
-     */
-    public static boolean compilesHugeMethods() {
-        try {
-            com.sun.management.HotSpotDiagnosticMXBean hotspot = java.lang.management.ManagementFactory
-                    .getPlatformMXBean(com.sun.management.HotSpotDiagnosticMXBean.class);
-            return hotspot != null && "false".equals(hotspot.getVMOption("DontCompileHugeMethods").getValue());
-        } catch (RuntimeException e) {
-            return false;
-        }
-    }
-
     /** A mapper for a new destination partition leader with no state yet. */
     public PidMapper newMapper(MapperConfig config) {
         Objects.requireNonNull(config, "config");
@@ -98,8 +94,11 @@ public final class MirrorPid {
     Instance instantiate() {
         MemoryLimits declared = module.memorySection().orElseThrow().getMemory(0).limits();
         int pages = Math.max(declared.initialPages(), Math.min(maxPages, declared.maximumPages()));
+        // Linear memory in a byte[] (Chicory's ByteArrayMemory, loads and stores through
+        // VarHandles): a rewrite ran about a quarter faster than on its default ByteBuffer.
         Instance.Builder b = Instance.builder(module)
-                .withMemoryLimits(new MemoryLimits(declared.initialPages(), pages));
+                .withMemoryLimits(new MemoryLimits(declared.initialPages(), pages))
+                .withMemoryFactory(ByteArrayMemory::new);
         if (machines != null) {
             b.withMachineFactory(machines);
         }
@@ -149,8 +148,21 @@ public final class MirrorPid {
             return this;
         }
 
-        /** Parses (and compiles) the module. */
+        /**
+         * Parses (and, in {@link Mode#COMPILER}, compiles) the module.
+         *
+         * @throws IllegalStateException {@link Mode#BUILD_TIME} with a module of one's own: only
+         *     the jar's module was compiled when the jar was built
+         */
         public MirrorPid build() {
+            if (mode == Mode.BUILD_TIME) {
+                if (wasm != null) {
+                    throw new IllegalStateException(
+                            "Mode.BUILD_TIME runs the jar's own module, compiled when the jar was built: "
+                                    + "use Mode.COMPILER for another module");
+                }
+                return new MirrorPid(BrokerModule.load(), mode, BrokerModule::create, maxMemoryBytes);
+            }
             WasmModule module;
             if (wasm != null) {
                 module = Parser.parse(wasm);
@@ -164,7 +176,8 @@ public final class MirrorPid {
                     throw new UncheckedIOException(e);
                 }
             }
-            return new MirrorPid(module, mode, maxMemoryBytes);
+            Function<Instance, Machine> machines = mode == Mode.COMPILER ? MachineFactoryCompiler.compile(module) : null;
+            return new MirrorPid(module, mode, machines, maxMemoryBytes);
         }
     }
 }

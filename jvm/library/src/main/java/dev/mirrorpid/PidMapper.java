@@ -4,6 +4,7 @@ import com.dylibso.chicory.runtime.ExportFunction;
 import com.dylibso.chicory.runtime.Instance;
 import com.dylibso.chicory.runtime.Memory;
 import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -38,8 +39,9 @@ public final class PidMapper implements AutoCloseable {
             snapshotRequired, loadRecord, snapshot, expire, expirePid, confirm, abort, pending,
             mapperLen;
 
-    /** The source cluster ID the module holds at {@link #sourcePtr}. */
+    /** The source cluster ID the module holds at {@link #sourcePtr}, and as a string. */
     private byte[] source = new byte[0];
+    private String sourceString = "";
     private int sourcePtr, sourceCap;
     /** The slots block in the module, and its capacity in slots. */
     private int slotsPtr, slotsCap;
@@ -128,14 +130,18 @@ public final class PidMapper implements AutoCloseable {
         int flags = complete ? Abi.FLAG_COMPLETE : 0;
         int consumed = status("mp_rewrite_headers", () -> rewriteHeaders.apply(
                 handle, srcPtr, source.length, slotsPtr, count, length, nowMs, flags));
-        // Success: nothing can fail from here on. The changed slots' 12 bytes go back.
-        byte[] back = memory.readBytes(slotsPtr, count * Abi.SLOT_BYTES);
+        // Success: nothing can fail from here on. The changed slots' 12 bytes go back, read
+        // from linear memory where they are (WebAssembly's loads are little-endian, the bytes
+        // are in the batch's order: written in that order whatever the buffer's byte order).
+        boolean big = fetch.order() == ByteOrder.BIG_ENDIAN;
         for (int i = 0; i < count; i++) {
-            int slot = i * Abi.SLOT_BYTES;
-            if (Abi.getInt(back, slot + Abi.SLOT_CHANGED_OFFSET) == 1) {
+            int slot = slotsPtr + i * Abi.SLOT_BYTES;
+            if (memory.readInt(slot + Abi.SLOT_CHANGED_OFFSET) == Abi.SLOT_CHANGED_LE) {
                 int at = base + offsets[i];
-                fetch.put(at + Abi.CRC_OFFSET, back, slot + Abi.CRC_OFFSET, Abi.CRC_BYTES);
-                fetch.put(at + Abi.PRODUCER_ID_OFFSET, back, slot + Abi.PRODUCER_ID_OFFSET, Abi.PRODUCER_ID_BYTES);
+                int crc = memory.readInt(slot + Abi.CRC_OFFSET);
+                long pid = memory.readLong(slot + Abi.PRODUCER_ID_OFFSET);
+                fetch.putInt(at + Abi.CRC_OFFSET, big ? Integer.reverseBytes(crc) : crc);
+                fetch.putLong(at + Abi.PRODUCER_ID_OFFSET, big ? Long.reverseBytes(pid) : pid);
             }
         }
         byte[] out = outputIfAny();
@@ -337,9 +343,13 @@ public final class PidMapper implements AutoCloseable {
     private int putSource(String sourceClusterId) {
         Objects.requireNonNull(sourceClusterId, "sourceClusterId");
         ensureOpen();
+        if (sourceClusterId.equals(sourceString) && (source.length == 0 || sourcePtr != 0)) {
+            return source.length == 0 ? 0 : sourcePtr;
+        }
         byte[] id = sourceClusterId.getBytes(StandardCharsets.UTF_8);
         if (Arrays.equals(id, source) && (id.length == 0 || sourcePtr != 0)) {
-            return sourcePtr;
+            sourceString = sourceClusterId;
+            return id.length == 0 ? 0 : sourcePtr;
         }
         if (id.length > sourceCap) {
             if (sourcePtr != 0) {
@@ -355,6 +365,7 @@ public final class PidMapper implements AutoCloseable {
             memory.write(sourcePtr, id);
         }
         source = id;
+        sourceString = sourceClusterId;
         return id.length == 0 ? 0 : sourcePtr;
     }
 

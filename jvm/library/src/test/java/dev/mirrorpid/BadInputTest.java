@@ -53,6 +53,16 @@ class BadInputTest {
     }
 
     @Test
+    void theBuildTimeModeRunsTheJarsModuleOnly() throws Exception {
+        byte[] wasm = java.nio.file.Files.readAllBytes(Repo.root().resolve("dist/mirrorpid_broker.wasm"));
+        IllegalStateException e = assertThrows(IllegalStateException.class,
+                () -> MirrorPid.builder().mode(MirrorPid.Mode.BUILD_TIME).module(wasm).build());
+        assertTrue(e.getMessage().contains("Mode.COMPILER"), e.getMessage());
+        assertEquals(MirrorPid.Mode.COMPILER, MirrorPid.builder().module(wasm).build().mode());
+        assertEquals(MirrorPid.Mode.COMPILER, MirrorPid.load().mode());
+    }
+
+    @Test
     void nullReadOnlyAndClosedAreRefusedBeforeAnything() {
         PidMapper m = Repo.mapper();
         ByteBuffer fetch = batch(3);

@@ -14,7 +14,7 @@ import org.junit.jupiter.api.Test;
  * The JVM library against the native Rust core: {@code tests/fixtures/jvm-rewrites.json} was
  * written by {@code tests/jvm_fixture.rs} (a Rust test checks it is current), and every fetch
  * of it rewritten here, in a heap and in a direct buffer, gives the same bytes, records, flags
- * and final snapshot.
+ * and final snapshot, in each of Chicory's modes.
  */
 class FixtureTest {
     @Test
@@ -24,8 +24,12 @@ class FixtureTest {
     }
 
     @Test
-    void andSoInChicorysInterpreter() {
-        everyFetch(MirrorPid.load(MirrorPid.Mode.INTERPRETER), false);
+    void andSoInEveryModeOfChicory() {
+        for (MirrorPid.Mode mode : MirrorPid.Mode.values()) {
+            MirrorPid module = MirrorPid.load(mode);
+            assertEquals(mode, module.mode());
+            everyFetch(module, false);
+        }
     }
 
     private static void everyFetch(MirrorPid module, boolean direct) {

@@ -50,7 +50,7 @@ public class RewriteBench {
     @Param({"1"})
     public int batches;
 
-    /** COMPILER or INTERPRETER (mirrorpid only). */
+    /** BUILD_TIME, COMPILER or INTERPRETER (mirrorpid only). */
     @Param({"COMPILER"})
     public String mode;
 
