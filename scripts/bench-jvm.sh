@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The JVM benchmark (JMH, jvm/bench): mirrorpid's header rewrite through the
-# module on Chicory, each mode, beside the naive Java rewrite (PID at offset
-# 43, CRC-32C recomputed with Kafka's Crc32C), in one run; then the same with
-# HotSpot compiling huge methods (-XX:-DontCompileHugeMethods). With `mirror`,
+# module on Chicory, in each of its modes (run-time compiler, build-time
+# compiler, interpreter), beside the naive Java rewrite (PID at offset 43,
+# CRC-32C recomputed with Kafka's Crc32C), in one run. With `mirror`,
 # the end-to-end mirror instead (MirrorBench: a 1 MiB fetch through the
 # MirrorLoop into Kafka's UnifiedLog, verbatim beside mirrorpid, and the
 # rewrite's share). Prints JMH's tables; docs/PERFORMANCE.md quotes them. Not
@@ -24,11 +24,9 @@ if [ "${1:-}" = mirror ]; then
   exec java -cp "$cp" org.openjdk.jmh.Main MirrorBench "$@"
 fi
 sizes="batchBytes=256,1024,4096,16384,65536,1048576"
-for flags in "" "-XX:-DontCompileHugeMethods"; do
-  log "JMH: one batch of each size ${flags:+($flags)}"
-  java -cp "$cp" org.openjdk.jmh.Main RewriteBench -p "$sizes" -p batches=1 \
-    -p mode=COMPILER,INTERPRETER ${flags:+-jvmArgsAppend "$flags"} "$@"
-  log "JMH: fetches of 1, 10, 100, 1000 batches of 256 bytes ${flags:+($flags)}"
-  java -cp "$cp" org.openjdk.jmh.Main RewriteBench -p batchBytes=256 -p batches=1,10,100,1000 \
-    -p mode=COMPILER ${flags:+-jvmArgsAppend "$flags"} "$@"
-done
+log "JMH: one batch of each size, each mode"
+java -cp "$cp" org.openjdk.jmh.Main RewriteBench -p "$sizes" -p batches=1 \
+  -p mode=COMPILER,BUILD_TIME,INTERPRETER "$@"
+log "JMH: fetches of 1, 10, 100, 1000 batches of 256 bytes, compiled modes"
+java -cp "$cp" org.openjdk.jmh.Main RewriteBench -p batchBytes=256 -p batches=1,10,100,1000 \
+  -p mode=COMPILER,BUILD_TIME "$@"

@@ -57,7 +57,7 @@ import org.openjdk.jmh.annotations.Warmup;
 @OutputTimeUnit(TimeUnit.MICROSECONDS)
 @Warmup(iterations = 5, time = 2)
 @Measurement(iterations = 10, time = 2)
-@Fork(value = 1, jvmArgsAppend = "-XX:-DontCompileHugeMethods")
+@Fork(1)
 public class MirrorBench {
     /** Bytes of each batch in the fetch (about: the records are sized to it). */
     @Param({"1024", "16384", "1048576"})

@@ -64,47 +64,19 @@ public final class MirrorLoop {
         void reached(Point point);
     }
 
-    /** What one call appended. */
-    public static final class Appended {
-        private final long firstOffset;
-        private final long lastOffset;
-        private final int batches;
-        private final long nextSourceOffset;
-        private final int copies;
-
-        Appended(long firstOffset, long lastOffset, int batches, long nextSourceOffset, int copies) {
-            this.firstOffset = firstOffset;
-            this.lastOffset = lastOffset;
-            this.batches = batches;
-            this.nextSourceOffset = nextSourceOffset;
-            this.copies = copies;
-        }
-
-        /** How many batches were copies the destination already held, and were not appended. */
-        public int copies() {
-            return copies;
-        }
-
-        /** The destination offset of the first appended record; -1 if nothing was appended. */
-        public long firstOffset() {
-            return firstOffset;
-        }
-
-        /** The destination offset of the last appended record; -1 if nothing was appended. */
-        public long lastOffset() {
-            return lastOffset;
-        }
-
-        /** How many whole batches were appended. */
-        public int batches() {
-            return batches;
-        }
-
-        /** The source offset to fetch from next. */
-        public long nextSourceOffset() {
-            return nextSourceOffset;
-        }
-    }
+    /**
+     * What one call appended.
+     *
+     * @param firstOffset the destination offset of the first appended record; -1 if nothing was
+     *     appended
+     * @param lastOffset the destination offset of the last appended record; -1 if nothing was
+     *     appended
+     * @param batches how many whole batches were appended
+     * @param nextSourceOffset the source offset to fetch from next
+     * @param copies how many batches were copies the destination already held, and were not
+     *     appended
+     */
+    public record Appended(long firstOffset, long lastOffset, int batches, long nextSourceOffset, int copies) {}
 
     /**
      * A mirror that appends to {@code destination} as the leader of {@code leaderEpoch}. {@code

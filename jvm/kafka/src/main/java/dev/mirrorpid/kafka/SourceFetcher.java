@@ -41,33 +41,15 @@ public final class SourceFetcher implements AutoCloseable {
     private final DataOutputStream out;
     private int correlationId;
 
-    /** What one fetch of one partition returned. */
-    public static final class Fetched {
-        private final MemoryRecords records;
-        private final long highWatermark;
-        private final long lastStableOffset;
-
-        Fetched(MemoryRecords records, long highWatermark, long lastStableOffset) {
-            this.records = records;
-            this.highWatermark = highWatermark;
-            this.lastStableOffset = lastStableOffset;
-        }
-
-        /** The raw batches, backed by the response buffer; possibly empty. */
-        public MemoryRecords records() {
-            return records;
-        }
-
-        /** The source partition's high watermark when it answered. */
-        public long highWatermark() {
-            return highWatermark;
-        }
-
-        /** The source partition's last stable offset: below it no transaction is open. */
-        public long lastStableOffset() {
-            return lastStableOffset;
-        }
-    }
+    /**
+     * What one fetch of one partition returned.
+     *
+     * @param records the raw batches, backed by the response buffer; possibly empty
+     * @param highWatermark the source partition's high watermark when it answered
+     * @param lastStableOffset the source partition's last stable offset: below it no
+     *     transaction is open
+     */
+    public record Fetched(MemoryRecords records, long highWatermark, long lastStableOffset) {}
 
     /** Connects to the partition leader at {@code host:port}. */
     public SourceFetcher(String host, int port) throws IOException {
