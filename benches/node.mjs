@@ -1,7 +1,9 @@
 // The JS API in Node beside the broker module's C ABI, in one Node
 // process on the same work: a fetch of 1000 bound producers' batches
-// (rewriteBatches vs mp_rewrite) and map() of a bound identity. Medians of
-// 41 rounds after a warm-up; each round times a loop, not one call.
+// (rewriteBatches vs mp_rewrite), map() of a bound identity, and one batch
+// of 256 B to 1 MiB (rewriteBatches, rewriteBatchesInPlace, mp_rewrite with
+// the host's copy in). Medians of 41 rounds after a warm-up; each round
+// times a loop, not one call.
 //
 //   scripts/build.sh && node benches/node.mjs      (scripts/bench.sh runs it)
 import { createRequire } from "node:module";
@@ -137,4 +139,56 @@ console.log(row("map() of a bound identity, per call (BigInt arguments)", jsMapB
 console.log(`\nrewriteBatches / mp_rewrite: ${(jsRewrite / abiRewrite).toFixed(1)}x`);
 console.log(`rewriteBatchesInPlace / mp_rewrite: ${(jsInPlace / abiRewrite).toFixed(1)}x`);
 console.log(`reading every outcome / mp_rewrite: ${(jsRewriteRead / abiRewrite).toFixed(1)}x`);
+
+// One batch of each size, bound: what a call costs as the records grow.
+// rewriteBatchesInPlace puts back only the 12 bytes a rewrite changes (a
+// full copy would be the size-dependent cost measured); from 64 KiB it
+// copies only the batch's header window (src/js/mod.rs, HEADERS_FROM).
+console.log("\n| one batch of | rewriteBatches | rewriteBatchesInPlace | mp_rewrite (host copies it in) |");
+console.log("|---:|---:|---:|---:|");
+for (const [name, size] of [
+  ["256 B", 256],
+  ["1 KiB", 1 << 10],
+  ["16 KiB", 16 << 10],
+  ["64 KiB", 64 << 10],
+  ["1 MiB", 1 << 20],
+]) {
+  const one = new Uint8Array(size);
+  const v = new DataView(one.buffer);
+  v.setInt32(8, size - 12);
+  one[16] = 2;
+  v.setBigInt64(43, 7n);
+  const m1 = new js.PidMapper(TOPIC, 0, null);
+  m1.rewriteBatches("A", one, 0n, null);
+  m1.confirm();
+  const mine = one.slice();
+  const b1 = put(one);
+  if (x.mp_rewrite(h, src, 1, b1, size, 0n, 0) !== size) throw new Error("mp_rewrite failed");
+  x.mp_confirm(h);
+  const loops = size >= 1 << 20 ? 20 : 200;
+  const [copying, inPlace, abi] = measureAll([
+    [() => m1.rewriteBatches("A", one, 1n, null), 1, loops],
+    [
+      () => {
+        mine.set(one.subarray(17, 21), 17);
+        mine.set(one.subarray(43, 51), 43);
+        m1.rewriteBatchesInPlace("A", mine, 1n, null);
+      },
+      1,
+      loops,
+    ],
+    [
+      () => {
+        mem().set(one, b1);
+        x.mp_rewrite(h, src, 1, b1, size, 1n, 0);
+      },
+      1,
+      loops,
+    ],
+  ]);
+  const us = (ns) => `${(ns / 1000).toFixed(2)} µs`;
+  console.log(`| ${name} | ${us(copying)} | ${us(inPlace)} | ${us(abi)} |`);
+  x.mp_free(b1);
+  m1.free();
+}
 if (sink === -1n) console.log(""); // keeps the reads

@@ -53,6 +53,14 @@ fn side_by_side(c: &mut Criterion, group: &str, cases: Vec<(String, Vec<u8>, u64
                 black_box(out.consumed)
             })
         });
+        // As the README's first example calls it: a new result a call.
+        g.bench_function(format!("mirrorpid rewrite {name}"), |b| {
+            b.iter(|| {
+                batches::restore_headers(&mut buf, &original, &at);
+                let r = m.rewrite("A", black_box(&mut buf), 1, RewriteOptions::default());
+                black_box(r.unwrap().consumed)
+            })
+        });
         g.bench_function(format!("naive {name}"), |b| {
             b.iter(|| {
                 batches::restore_headers(&mut buf, &original, &at);

@@ -96,50 +96,87 @@ impl<'a> HeaderView<'a> {
 /// does (`docs/ABI.md` gives the same loop in prose and Java): a slot per
 /// entry, until the end of the fetch, a window shorter than 12 bytes or a
 /// negative batchLength, or `max_slots` slots. Returns the entries'
-/// offsets, which [`write_back`] needs.
+/// offsets, which [`write_back`] needs. (Should memory for the slots run
+/// out, it stops there: fewer slots are a valid gather, whose rewrite
+/// consumes less.)
 pub fn gather(fetch: &[u8], max_slots: usize, slots: &mut Vec<u8>) -> Vec<usize> {
-    slots.clear();
     let mut offsets = Vec::new();
+    let read = |pos: usize, dst: &mut [u8]| dst.copy_from_slice(&fetch[pos..pos + dst.len()]);
+    // Out of memory: what was gathered so far.
+    let _ = gather_with(fetch.len(), max_slots, slots, &mut offsets, read);
+    offsets
+}
+
+/// [`gather`] from a fetch of `len` bytes held elsewhere (a JS array):
+/// `read(pos, window)` fills `window` with the fetch's bytes from `pos`
+/// (within the fetch). `offsets` gets the entries' offsets. Fails only when
+/// memory for the slots runs out, with what was gathered so far kept.
+pub fn gather_with(
+    len: usize,
+    max_slots: usize,
+    slots: &mut Vec<u8>,
+    offsets: &mut Vec<usize>,
+    mut read: impl FnMut(usize, &mut [u8]),
+) -> Result<()> {
+    slots.clear();
+    offsets.clear();
     let mut pos = 0usize;
-    while pos < fetch.len() && offsets.len() < max_slots {
-        let n = WINDOW.min(fetch.len() - pos);
+    while pos < len && offsets.len() < max_slots {
+        let n = WINDOW.min(len - pos);
         let start = slots.len();
+        let no_room = |_| Error::OutOfMemory {
+            what: "the header slots",
+        };
+        slots.try_reserve(SLOT_BYTES).map_err(no_room)?;
+        offsets.try_reserve(1).map_err(no_room)?;
         slots.resize(start + SLOT_BYTES, 0);
-        slots[start..start + n].copy_from_slice(&fetch[pos..pos + n]);
-        let len = (n as i32).to_be_bytes();
-        slots[start + SLOT_LEN_OFFSET..start + SLOT_LEN_OFFSET + 4].copy_from_slice(&len);
+        read(pos, &mut slots[start..start + n]);
+        let held = (n as i32).to_be_bytes();
+        slots[start + SLOT_LEN_OFFSET..start + SLOT_LEN_OFFSET + 4].copy_from_slice(&held);
         offsets.push(pos);
         if n < 12 {
             break;
         }
-        let length = i32::from_be_bytes([
-            fetch[pos + 8],
-            fetch[pos + 9],
-            fetch[pos + 10],
-            fetch[pos + 11],
-        ]);
+        let length = i32::from_be_bytes(super::be(slots, start + 8));
         let Ok(length) = usize::try_from(length) else {
             break;
         };
         pos = pos.saturating_add(12 + length);
     }
-    offsets
+    Ok(())
+}
+
+/// Each changed slot's entry offset, CRC and producer ID (`offsets` as
+/// [`gather`] returned them): the 12 bytes a host writes back at
+/// `offset + 17` and `offset + 43` after a header rewrite.
+pub fn changed_slots<'s>(
+    slots: &'s [u8],
+    offsets: &'s [usize],
+) -> impl Iterator<Item = (usize, &'s [u8], &'s [u8])> + 's {
+    slots
+        .chunks_exact(SLOT_BYTES)
+        .zip(offsets)
+        .filter(|(slot, _)| {
+            slot[SLOT_CHANGED_OFFSET..SLOT_CHANGED_OFFSET + 4] == 1i32.to_be_bytes()
+        })
+        .map(|(slot, &at)| {
+            (
+                at,
+                &slot[CRC_OFFSET..CRC_OFFSET + 4],
+                &slot[PRODUCER_ID_OFFSET..PRODUCER_ID_OFFSET + 8],
+            )
+        })
 }
 
 /// Writes each changed slot's CRC and producer ID back into `fetch` at
 /// its entry's offset (`offsets` as [`gather`] returned them), as a host
 /// does after a header rewrite.
 pub fn write_back(slots: &[u8], offsets: &[usize], fetch: &mut [u8]) {
-    for (slot, &at) in slots.chunks_exact(SLOT_BYTES).zip(offsets) {
-        if slot[SLOT_CHANGED_OFFSET..SLOT_CHANGED_OFFSET + 4] == 1i32.to_be_bytes() {
-            for range in [
-                CRC_OFFSET..CRC_OFFSET + 4,
-                PRODUCER_ID_OFFSET..PRODUCER_ID_OFFSET + 8,
-            ] {
-                // Offsets from another fetch: nothing is written out of it.
-                if let Some(dst) = fetch.get_mut(at + range.start..at + range.end) {
-                    dst.copy_from_slice(&slot[range]);
-                }
+    for (at, crc, pid) in changed_slots(slots, offsets) {
+        for (start, bytes) in [(at + CRC_OFFSET, crc), (at + PRODUCER_ID_OFFSET, pid)] {
+            // Offsets from another fetch: nothing is written out of it.
+            if let Some(dst) = fetch.get_mut(start..start + bytes.len()) {
+                dst.copy_from_slice(bytes);
             }
         }
     }

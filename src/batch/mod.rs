@@ -21,7 +21,8 @@ mod walker;
 
 pub use builder::{BatchBuilder, RecordSpec};
 pub use headers::{
-    gather, write_back, HeaderView, SLOT_BYTES, SLOT_CHANGED_OFFSET, SLOT_LEN_OFFSET, WINDOW,
+    changed_slots, gather, gather_with, write_back, HeaderView, SLOT_BYTES, SLOT_CHANGED_OFFSET,
+    SLOT_LEN_OFFSET, WINDOW,
 };
 pub use walker::{Batches, Entry};
 

@@ -30,6 +30,7 @@ pub use build::use_plain_results;
 use js_sys::{Array, Object, Uint8Array};
 use wasm_bindgen::prelude::*;
 
+use crate::batch::{changed_slots, gather_with, HeaderView, CRC_OFFSET, PRODUCER_ID_OFFSET};
 use crate::mapper::{LoadOutcome, Mapper};
 use crate::record::StateRecord;
 use crate::rewrite::{RewriteOptions, RewriteResult};
@@ -53,7 +54,18 @@ pub struct PidMapper {
     columns: build::Columns,
     /// `rewriteBatchesInPlace`'s copy of the caller's bytes.
     scratch: Vec<u8>,
+    /// `rewriteBatchesInPlace`'s header slots and their entries' offsets,
+    /// for a fetch over [`HEADERS_FROM`] bytes.
+    slots: Vec<u8>,
+    offsets: Vec<usize>,
 }
+
+/// From this many bytes, `rewriteBatchesInPlace` copies only each batch's
+/// header window into the module and 12 bytes a changed batch back
+/// (`mp_rewrite_headers`' way), so that its cost follows the number of
+/// batches, not their size; below, one copy of the whole fetch each way
+/// costs less than a call into JS per batch.
+const HEADERS_FROM: usize = 64 << 10;
 
 /// The options of both rewrites (`RewriteOptions` in `types.d.ts`).
 fn rewrite_options(options: Option<JsValue>) -> Result<RewriteOptions, JsError> {
@@ -98,12 +110,55 @@ impl PidMapper {
         Ok(view)
     }
 
+    /// `rewriteBatchesInPlace` of a large fetch through its headers: each
+    /// entry's window read from the array into a slot, the slots rewritten
+    /// (the same checks, mappings, records and outcomes as on the whole
+    /// fetch, `Mapper::rewrite_headers_into`), and each changed batch's CRC
+    /// and producer ID written into the array. A strict CRC check needs
+    /// the records, so it takes the copying path.
+    fn rewrite_headers_in_place(
+        &mut self,
+        source_cluster_id: &JsValue,
+        bytes: &JsValue,
+        now_ms: &JsValue,
+        options: Option<JsValue>,
+    ) -> Result<JsValue, JsError> {
+        let source = text(source_cluster_id, "sourceClusterId")?;
+        let now = int64(now_ms, "nowMs")?;
+        let opts = rewrite_options(options)?;
+        let array: &Uint8Array = bytes.unchecked_ref();
+        let Some(view) = args::plain_view(array)? else {
+            return Err(js_err(crate::Error::invalid("bytes cannot be read")));
+        };
+        let len = view.length() as usize;
+        let read = |pos: usize, window: &mut [u8]| {
+            view.subarray(pos as u32, (pos + window.len()) as u32)
+                .copy_to(window)
+        };
+        gather_with(len, usize::MAX, &mut self.slots, &mut self.offsets, read).map_err(js_err)?;
+        let mut headers = HeaderView::new(&mut self.slots, len).map_err(js_err)?;
+        self.inner
+            .rewrite_headers_into(&source, &mut headers, now, opts, &mut self.rewrite, |_| {
+                Ok(())
+            })
+            .map_err(js_err)?;
+        for (at, crc, pid) in changed_slots(&self.slots, &self.offsets) {
+            for (start, part) in [(at + CRC_OFFSET, crc), (at + PRODUCER_ID_OFFSET, pid)] {
+                view.subarray(start as u32, (start + part.len()) as u32)
+                    .copy_from(part);
+            }
+        }
+        convert::rewrite_to_js(&[], Some(array), &self.rewrite, &mut self.columns)
+    }
+
     fn wrap(inner: Mapper) -> PidMapper {
         PidMapper {
             inner,
             rewrite: RewriteResult::default(),
             columns: build::Columns::default(),
             scratch: Vec::new(),
+            slots: Vec::new(),
+            offsets: Vec::new(),
         }
     }
 }
@@ -169,7 +224,10 @@ impl PidMapper {
     /// which it will not read again in its old form): the same work and
     /// result as `rewriteBatches`, whose `bytes` is this array, without
     /// copying the output to a new one. On an error `bytes` is unchanged;
-    /// a truncated tail is never written.
+    /// a truncated tail is never written. From 64 KiB (unless `strictCrc`,
+    /// which needs the records) only each batch's header window is copied
+    /// in and 12 bytes of a changed batch out, so that the cost follows the
+    /// number of batches, not their size.
     #[wasm_bindgen(js_name = rewriteBatchesInPlace, unchecked_return_type = "RewriteResult")]
     pub fn rewrite_batches_in_place(
         &mut self,
@@ -180,6 +238,16 @@ impl PidMapper {
         #[wasm_bindgen(unchecked_param_type = "RewriteOptions | null")] options: Option<JsValue>,
     ) -> Result<JsValue, JsError> {
         let not_bytes = "bytes must be a Uint8Array";
+        // Which path: decided without failing (each path checks its
+        // arguments in the same order) and through the intrinsic getters.
+        let large = bytes
+            .dyn_ref::<Uint8Array>()
+            .and_then(|a| args::plain_view(a).ok().flatten())
+            .is_some_and(|v| v.length() as usize >= HEADERS_FROM);
+        let strict = rewrite_options(options.clone()).is_ok_and(|o| o.strict_crc);
+        if large && !strict {
+            return self.rewrite_headers_in_place(&source_cluster_id, &bytes, &now_ms, options);
+        }
         let view = self.rewrite_copy(&source_cluster_id, &bytes, &now_ms, options, not_bytes)?;
         // Only what was consumed changed (the rest is a truncated tail).
         let consumed = self.rewrite.consumed;

@@ -68,9 +68,9 @@ const hex = (h) => Uint8Array.from(h.match(/../g), (b) => parseInt(b, 16));
 const KEY = "00036f1c3b2a9d4e4b7f8a1c2d3e4f5a6b7c000000000001520000000000000005";
 const VALUE = "0000000000000000000202ff0000018bcfe5680000";
 
-/** A v2 batch header with no records (61 bytes), or a control marker. */
-function batch(pid, { txn = false, marker = null } = {}) {
-  const b = new Uint8Array(marker === null ? 61 : 61 + 14);
+/** A v2 batch header with no records (61 bytes, or `pad` more of zeros), or a control marker. */
+function batch(pid, { txn = false, marker = null, pad = 0 } = {}) {
+  const b = new Uint8Array(marker === null ? 61 + pad : 61 + 14);
   const v = new DataView(b.buffer);
   v.setInt32(8, b.length - 12);
   b[16] = 2;
@@ -170,4 +170,74 @@ test("the JS API and the broker module give the same answer to every call", asyn
   assert.ok(errors > CASES / 10, `errors were met (${errors})`);
   assert.ok(rewrites > CASES / 10, `rewrites succeeded (${rewrites})`);
   mapper.free();
+});
+
+test("rewriteBatchesInPlace of a large fetch, through its headers, answers as the whole fetch copied", () => {
+  // From 64 KiB the in-place call copies each batch's 112-byte window into
+  // the module and 12 bytes of a changed batch back (src/js/mod.rs,
+  // HEADERS_FROM); rewriteBatches copies the whole fetch. Twin mappers, the
+  // same calls: the same answers, bytes, outcomes and state, and on an error
+  // the caller's array unchanged.
+  const copied = new js.PidMapper(CONFIG.topicId, CONFIG.partition, null);
+  const headers = new js.PidMapper(CONFIG.topicId, CONFIG.partition, null);
+  const next = rng(0x64b);
+  const pids = [0n, 1n, 5n, -1n, (1n << 40n) - 1n, 1n << 40n, js.mapPid("A", 3n, 0)];
+  let errors = 0;
+  let changed = 0;
+  for (let i = 0; i < 300; i++) {
+    const parts = [];
+    let size = 0;
+    while (size < (64 << 10) + next(32 << 10)) {
+      const pid = pids[next(pids.length)];
+      const pad = next(8) === 0 ? next(70000) : next(4000);
+      const b = next(6) === 0 ? batch(pid, { marker: next(2) }) : batch(pid, { txn: next(3) === 0, pad });
+      parts.push(b);
+      size += b.length;
+    }
+    const whole = new Uint8Array(size);
+    let at = 0;
+    for (const p of parts) {
+      whole.set(p, at);
+      at += p.length;
+    }
+    // A flipped bit anywhere (most often in a header), or a cut tail.
+    if (next(3) === 0) whole[next(4) === 0 ? next(whole.length) : next(61)] ^= 1 << next(8);
+    const fetch = next(4) === 0 ? whole.slice(0, (64 << 10) + next(whole.length - (64 << 10) + 1)) : whole;
+    const options = { strictCrc: next(8) === 0, complete: next(4) === 0 };
+    const source = SOURCES[next(SOURCES.length)];
+    const before = fetch.slice();
+    let a;
+    let b;
+    try {
+      a = copied.rewriteBatches(source, fetch, 1000, options);
+    } catch (err) {
+      a = err.message;
+    }
+    try {
+      b = headers.rewriteBatchesInPlace(source, fetch, 1000, options);
+    } catch (err) {
+      b = err.message;
+    }
+    if (typeof a === "string") {
+      errors += 1;
+      assert.equal(b, a, `case ${i}`);
+      assert.deepEqual(fetch, before, "an error leaves the array as it was");
+    } else {
+      assert.equal(typeof b, "object", `case ${i}: the copy rewrote, the headers threw ${b}`);
+      assert.equal(b.bytes, fetch, "the caller's own array");
+      assert.deepEqual(fetch, a.bytes, `case ${i}: the same bytes`);
+      assert.equal(b.consumed, a.consumed);
+      assert.deepEqual(b.records, a.records);
+      assert.equal(b.snapshotRequired, a.snapshotRequired);
+      assert.deepEqual(b.batches, a.batches);
+      if (!before.every((x, k) => x === fetch[k])) changed += 1;
+    }
+    if (next(3) === 0) assert.equal(headers.confirm(), copied.confirm());
+    assert.deepEqual(headers.snapshot(), copied.snapshot());
+    assert.equal(headers.pending, copied.pending);
+  }
+  assert.ok(errors > 10, `errors were met (${errors})`);
+  assert.ok(changed > 20, `fetches were rewritten (${changed})`);
+  copied.free();
+  headers.free();
 });
