@@ -35,15 +35,15 @@ pub fn i64_from_any<'de, D: Deserializer<'de>>(d: D) -> Result<i64, D::Error> {
             Ok(v)
         }
         fn visit_u64<E: de::Error>(self, v: u64) -> Result<i64, E> {
-            i64::try_from(v).map_err(|_| E::custom(format!("{v} does not fit in int64")))
+            i64::try_from(v).map_err(|_| E::custom(text!("{v} does not fit in int64")))
         }
         fn visit_f64<E: de::Error>(self, v: f64) -> Result<i64, E> {
-            Err(E::custom(format!(
+            Err(E::custom(text!(
                 "{v} is not written as an integer (no fraction or exponent; pass large values as strings)"
             )))
         }
         fn visit_str<E: de::Error>(self, v: &str) -> Result<i64, E> {
-            parse_i64(v).ok_or_else(|| E::custom(format!("{v:?} is not a 64-bit integer")))
+            parse_i64(v).ok_or_else(|| E::custom(text!("{v:?} is not a 64-bit integer")))
         }
     }
     d.deserialize_any(V)
@@ -148,7 +148,12 @@ struct Parser<'a> {
 
 impl Parser<'_> {
     fn err(&self, expected: &str) -> String {
-        format!("expected {expected} at byte {}", self.pos)
+        text!("expected {expected} at byte {}", self.pos)
+    }
+
+    /// The bytes not yet read.
+    fn rest(&self) -> &[u8] {
+        self.b.get(self.pos..).unwrap_or_default()
     }
 
     fn ws(&mut self) {
@@ -165,7 +170,7 @@ impl Parser<'_> {
     }
 
     fn literal(&mut self, word: &str, v: Value) -> Result<Value, String> {
-        if self.b[self.pos..].starts_with(word.as_bytes()) {
+        if self.rest().starts_with(word.as_bytes()) {
             self.pos += word.len();
             Ok(v)
         } else {
@@ -175,7 +180,7 @@ impl Parser<'_> {
 
     fn value(&mut self, depth: usize) -> Result<Value, String> {
         if depth > MAX_DEPTH {
-            return Err(format!(
+            return Err(text!(
                 "nesting deeper than {MAX_DEPTH} at byte {}",
                 self.pos
             ));
@@ -194,7 +199,7 @@ impl Parser<'_> {
                     let key = self.string()?;
                     if members.iter().any(|(k, _)| *k == key) {
                         let key = crate::error::Quoted(&key);
-                        return Err(format!("key {key} repeated at byte {at}"));
+                        return Err(text!("key {key} repeated at byte {at}"));
                     }
                     if !self.eat(b':') {
                         return Err(self.err("':'"));
@@ -243,11 +248,11 @@ impl Parser<'_> {
 
     fn number(&mut self) -> Result<Value, String> {
         let start = self.pos;
-        self.pos += usize::from(self.b[self.pos] == b'-');
+        self.pos += usize::from(self.b.get(self.pos) == Some(&b'-'));
         match self.digits() {
             0 => return Err(self.err("a digit")),
-            n if n > 1 && self.b[self.pos - n] == b'0' => {
-                return Err(format!("a number with a leading zero at byte {start}"))
+            n if n > 1 && self.b.get(self.pos - n) == Some(&b'0') => {
+                return Err(text!("a number with a leading zero at byte {start}"))
             }
             _ => {}
         }
@@ -266,8 +271,11 @@ impl Parser<'_> {
                 return Err(self.err("a digit"));
             }
         }
-        let text = std::str::from_utf8(&self.b[start..self.pos]).expect("ASCII");
-        Ok(Value::Number(text.to_owned()))
+        // ASCII, as the loops above read only ASCII.
+        match self.b.get(start..self.pos).map(std::str::from_utf8) {
+            Some(Ok(text)) => Ok(Value::Number(text.to_owned())),
+            _ => Err(self.err("a number")),
+        }
     }
 
     fn hex4(&mut self) -> Result<u32, String> {
@@ -312,7 +320,7 @@ impl Parser<'_> {
                         b'u' => {
                             let hi = self.hex4()?;
                             let code = if (0xd800..0xdc00).contains(&hi) {
-                                if !self.b[self.pos..].starts_with(b"\\u") {
+                                if !self.rest().starts_with(b"\\u") {
                                     return Err(self.err("a low surrogate"));
                                 }
                                 self.pos += 2;
@@ -335,8 +343,9 @@ impl Parser<'_> {
                 _ => out.push(c),
             }
         }
-        // The input is a &str and escapes write whole characters.
-        Ok(String::from_utf8(out).expect("UTF-8 in, UTF-8 out"))
+        // The input is a &str and escapes write whole characters, so this
+        // is UTF-8 (checked all the same, as an error and not a panic).
+        String::from_utf8(out).map_err(|_| self.err("UTF-8"))
     }
 }
 

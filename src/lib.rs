@@ -40,6 +40,14 @@
 
 #![deny(missing_docs)]
 
+/// `format!` without its panic ([`error::text`]): what the module's code
+/// formats with.
+macro_rules! text {
+    ($($arg:tt)*) => {
+        $crate::error::text(format_args!($($arg)*))
+    };
+}
+
 pub mod abi;
 pub mod batch;
 pub mod crc;

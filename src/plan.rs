@@ -71,7 +71,7 @@ pub fn plan<'a>(ids: impl IntoIterator<Item = &'a str>) -> Result<ClusterPlan> {
             continue;
         }
         if clusters.len() == MAX_PLAN_CLUSTERS {
-            return Err(Error::invalid(format!(
+            return Err(Error::invalid(text!(
                 "more than {MAX_PLAN_CLUSTERS} cluster IDs: check a fleet at a time"
             )));
         }

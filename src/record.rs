@@ -191,6 +191,6 @@ impl StateRecord {
     /// Parses the JSON form.
     pub fn from_json(text: &str) -> Result<StateRecord> {
         serde_json::from_str(text)
-            .map_err(|e| Error::invalid(format!("__mirror_state record JSON: {e}")))
+            .map_err(|e| Error::invalid(text!("__mirror_state record JSON: {e}")))
     }
 }

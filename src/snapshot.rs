@@ -59,17 +59,23 @@ impl Mapper {
         let (clusters, bindings) = self.confirmed();
         // Only the names confirmed bindings use, renumbered in order: the
         // names of expired sources are not carried forward.
-        let mut renumber = vec![u32::MAX; clusters.len()];
+        let mut renumber = Vec::new();
+        renumber
+            .try_reserve_exact(clusters.len())
+            .map_err(|_| crate::mapper::table::out_of_memory("a snapshot"))?;
+        renumber.resize(clusters.len(), u32::MAX);
         for b in bindings.clone() {
-            renumber[b.cluster as usize] = 0;
+            if let Some(r) = renumber.get_mut(b.cluster as usize) {
+                *r = 0;
+            }
         }
         let mut kept = 0u32;
         let mut names_bytes = 0;
-        for (i, r) in renumber.iter_mut().enumerate() {
+        for (r, name) in renumber.iter_mut().zip(clusters) {
             if *r == 0 {
                 *r = kept;
                 kept += 1;
-                names_bytes += 2 + clusters[i].len();
+                names_bytes += 2 + name.len();
             }
         }
         let origins_bytes: usize = self
@@ -123,7 +129,8 @@ impl Mapper {
         }
         wire::put_u32(&mut out, bindings.len() as u32);
         for b in bindings {
-            wire::put_u32(&mut out, renumber[b.cluster as usize]);
+            let cluster = renumber.get(b.cluster as usize).copied();
+            wire::put_u32(&mut out, cluster.unwrap_or(u32::MAX));
             wire::put_i64(&mut out, b.pid);
             wire::put_i64(&mut out, b.mapped);
             out.push(b.salt);
@@ -151,7 +158,7 @@ impl Mapper {
         let stored = u32::from_be_bytes([tail[0], tail[1], tail[2], tail[3]]);
         let computed = crate::crc::crc32c(body);
         if stored != computed {
-            return Err(corrupt(format!(
+            return Err(corrupt(text!(
                 "checksum {stored:#010x} does not match contents {computed:#010x} (truncated or damaged)"
             )));
         }
@@ -169,10 +176,10 @@ impl Mapper {
             });
         }
         decode_body(&body[11..], format).map_err(|e| match e {
-            Error::Truncated { what, .. } => corrupt(format!("truncated at {what}")),
-            Error::TrailingBytes { extra, .. } => corrupt(format!("{extra} trailing bytes")),
+            Error::Truncated { what, .. } => corrupt(text!("truncated at {what}")),
+            Error::TrailingBytes { extra, .. } => corrupt(text!("{extra} trailing bytes")),
             Error::InvalidUtf8 { field } | Error::InvalidLength { field, .. } => {
-                corrupt(format!("bad {field}"))
+                corrupt(text!("bad {field}"))
             }
             other => other,
         })
@@ -188,43 +195,10 @@ fn decode_body(body: &[u8], format: u16) -> Result<Mapper> {
     let durability = match r.u8("durability")? {
         0 => Durability::Bindings,
         1 => Durability::Collisions,
-        d => return Err(corrupt(format!("unknown durability {d}"))),
+        d => return Err(corrupt(text!("unknown durability {d}"))),
     };
     let producer_expiration_ms = r.i64("expirationMs")?;
-    let origins = match (
-        format,
-        if format == 1 {
-            0
-        } else {
-            r.u8("origins flag")?
-        },
-    ) {
-        (1, _) | (_, 0) => None,
-        (_, 1) => {
-            let mut map = crate::mapper::Origins::default();
-            for _ in 0..r.u32("origins count")? {
-                let source = r.string("origins source")?;
-                let n = r.u32("origins list length")?;
-                let list = (0..n)
-                    .map(|_| r.string("origin"))
-                    .collect::<Result<Vec<_>>>()?;
-                // Written in ascending order of source, each once: a source
-                // out of order or twice was not written by a mapper.
-                if map
-                    .iter()
-                    .last()
-                    .is_some_and(|(last, _)| last >= source.as_str())
-                {
-                    return Err(corrupt(format!(
-                        "origins declare \"{source}\" out of order or twice"
-                    )));
-                }
-                map.insert(source, list);
-            }
-            Some(map)
-        }
-        (_, flag) => return Err(corrupt(format!("origins flag {flag}"))),
-    };
+    let origins = decode_origins(&mut r, format)?;
     let mut config = MapperConfig {
         topic_id,
         partition,
@@ -238,7 +212,7 @@ fn decode_body(body: &[u8], format: u16) -> Result<Mapper> {
         config.max_clusters = r.i64("maxClusters")? as u64;
         config.max_cluster_id_bytes = r.i64("maxClusterIdBytes")? as u64;
     }
-    config.validate().map_err(|e| corrupt(e.to_string()))?;
+    config.validate().map_err(|e| corrupt(text!("{e}")))?;
     let n_clusters = r.u32("cluster count")? as usize;
     let mut names = Vec::new();
     for _ in 0..n_clusters {
@@ -258,11 +232,11 @@ fn decode_body(body: &[u8], format: u16) -> Result<Mapper> {
         ("maxClusterIdBytes", name_bytes, config.max_cluster_id_bytes),
     ] {
         if held as u64 > max {
-            return Err(corrupt(format!("{held} is more than its {limit} {max}")));
+            return Err(corrupt(text!("{held} is more than its {limit} {max}")));
         }
     }
     if r.remaining() != n_bindings.saturating_mul(BINDING_BYTES) {
-        return Err(corrupt(format!(
+        return Err(corrupt(text!(
             "{n_bindings} bindings need {} bytes, {} remain",
             n_bindings.saturating_mul(BINDING_BYTES),
             r.remaining()
@@ -272,11 +246,64 @@ fn decode_body(body: &[u8], format: u16) -> Result<Mapper> {
     for name in &names {
         if name.is_empty() || restored.table.find_cluster(name).is_some() {
             let name = Quoted(name);
-            return Err(corrupt(format!("cluster ID {name} empty or repeated")));
+            return Err(corrupt(text!("cluster ID {name} empty or repeated")));
         }
         restored.table.intern(name);
     }
-    for _ in 0..n_bindings {
+    decode_bindings(&mut r, &mut restored, n_bindings)?;
+    r.finish("snapshot")?;
+    // Names that only older formats could carry without a binding.
+    restored.table.compact_clusters();
+    Ok(restored)
+}
+
+/// The trust declaration of a snapshot (format 2 on), out of line as
+/// [`decode_body`] is.
+#[inline(never)]
+fn decode_origins(r: &mut Reader<'_>, format: u16) -> Result<Option<crate::mapper::Origins>> {
+    Ok(
+        match (
+            format,
+            if format == 1 {
+                0
+            } else {
+                r.u8("origins flag")?
+            },
+        ) {
+            (1, _) | (_, 0) => None,
+            (_, 1) => {
+                let mut map = crate::mapper::Origins::default();
+                for _ in 0..r.u32("origins count")? {
+                    let source = r.string("origins source")?;
+                    let n = r.u32("origins list length")?;
+                    let list = (0..n)
+                        .map(|_| r.string("origin"))
+                        .collect::<Result<Vec<_>>>()?;
+                    // Written in ascending order of source, each once: a source
+                    // out of order or twice was not written by a mapper.
+                    if map
+                        .iter()
+                        .last()
+                        .is_some_and(|(last, _)| last >= source.as_str())
+                    {
+                        return Err(corrupt(text!(
+                            "origins declare \"{source}\" out of order or twice"
+                        )));
+                    }
+                    map.insert(source, list);
+                }
+                Some(map)
+            }
+            (_, flag) => return Err(corrupt(text!("origins flag {flag}"))),
+        },
+    )
+}
+
+/// The bindings of a snapshot, each checked, into `restored` (out of line
+/// as [`decode_body`] is).
+#[inline(never)]
+fn decode_bindings(r: &mut Reader<'_>, restored: &mut Mapper, n: usize) -> Result<()> {
+    for _ in 0..n {
         let b = Binding {
             cluster: r.u32("binding cluster")?,
             pid: r.i64("binding pid")?,
@@ -288,10 +315,7 @@ fn decode_body(body: &[u8], format: u16) -> Result<Mapper> {
         restored.check_restored(&b)?;
         restored.table.insert(b);
     }
-    r.finish("snapshot")?;
-    // Names that only older formats could carry without a binding.
-    restored.table.compact_clusters();
-    Ok(restored)
+    Ok(())
 }
 
 impl Mapper {
@@ -301,19 +325,21 @@ impl Mapper {
             .table
             .clusters()
             .get(b.cluster as usize)
-            .ok_or_else(|| corrupt(format!("binding names cluster #{}", b.cluster)))?;
+            .ok_or_else(|| corrupt(text!("binding names cluster #{}", b.cluster)))?;
         if b.salt >= MAX_PROBES || b.flags & !PERSISTED_FLAGS != 0 {
-            return Err(corrupt(format!(
+            return Err(corrupt(text!(
                 "binding of PID {} has salt {} / flags {:#x}",
-                b.pid, b.salt, b.flags
+                b.pid,
+                b.salt,
+                b.flags
             )));
         }
         let split = match pid::split(name, b.pid) {
             Ok(Some(split)) => split,
-            _ => return Err(corrupt(format!("binding of unmappable PID {}", b.pid))),
+            _ => return Err(corrupt(text!("binding of unmappable PID {}", b.pid))),
         };
         if pid::f_split(split, u64::from(b.salt)) != b.mapped {
-            return Err(corrupt(format!(
+            return Err(corrupt(text!(
                 "binding {}/{} -> {} is not F v1 at salt {}",
                 Quoted(name),
                 b.pid,
@@ -322,14 +348,14 @@ impl Mapper {
             )));
         }
         if self.lookup(name, b.pid).is_some() {
-            return Err(corrupt(format!(
+            return Err(corrupt(text!(
                 "identity {}/{} bound twice",
                 Quoted(name),
                 b.pid
             )));
         }
         if self.slot_taken(Some(b.cluster), b.pid, b.salt, b.mapped) {
-            return Err(corrupt(format!(
+            return Err(corrupt(text!(
                 "mapped PID {} is shared by different producers",
                 b.mapped
             )));

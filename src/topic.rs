@@ -24,8 +24,8 @@ impl TopicId {
 
     /// The 8-4-4-4-12 hex form.
     pub fn to_hex(&self) -> String {
-        let h: String = self.0.iter().map(|b| format!("{b:02x}")).collect();
-        format!(
+        let h: String = self.0.iter().map(|b| text!("{b:02x}")).collect();
+        text!(
             "{}-{}-{}-{}-{}",
             &h[0..8],
             &h[8..12],
@@ -46,32 +46,63 @@ impl FromStr for TopicId {
         let mut out = [0u8; 16];
         match s.len() {
             22 => {
-                let n = URL_SAFE_NO_PAD
-                    .decode_slice(s.as_bytes(), &mut out)
-                    .map_err(|_| bad())?;
-                if n != 16 {
-                    return Err(bad());
-                }
+                out = base64url_16(s.as_bytes()).ok_or_else(bad)?;
             }
             36 => {
+                const DASHES: [usize; 4] = [8, 13, 18, 23];
                 let bytes = s.as_bytes();
-                if [8, 13, 18, 23].iter().any(|&i| bytes[i] != b'-') {
+                if DASHES.iter().any(|&i| bytes.get(i) != Some(&b'-')) {
                     return Err(bad());
                 }
-                let hex: Vec<u8> = bytes.iter().copied().filter(|&b| b != b'-').collect();
-                // from_str_radix alone would take "+e" as 14.
-                if hex.len() != 32 || !hex.iter().all(u8::is_ascii_hexdigit) {
-                    return Err(bad());
-                }
-                for (i, pair) in hex.chunks(2).enumerate() {
-                    let text = std::str::from_utf8(pair).map_err(|_| bad())?;
-                    out[i] = u8::from_str_radix(text, 16).map_err(|_| bad())?;
+                // 32 hex digits around the dashes (`to_digit` takes no
+                // sign, which `from_str_radix` would: "+e" as 14).
+                let mut nibbles = bytes
+                    .iter()
+                    .enumerate()
+                    .filter(|(i, _)| !DASHES.contains(i))
+                    .map(|(_, &b)| char::from(b).to_digit(16));
+                for byte in &mut out {
+                    match (nibbles.next(), nibbles.next()) {
+                        (Some(Some(hi)), Some(Some(lo))) => *byte = (hi << 4 | lo) as u8,
+                        _ => return Err(bad()),
+                    }
                 }
             }
             _ => return Err(bad()),
         }
         Ok(TopicId(out))
     }
+}
+
+/// The 16 bytes that 22 base64url characters (unpadded) spell, as the
+/// `base64` crate's `URL_SAFE_NO_PAD` decodes them: the last character's
+/// low four bits, past the 128th, must be zero. Written out because that
+/// crate's decoder keeps bounds checks (panics) the module must not hold.
+fn base64url_16(text: &[u8]) -> Option<[u8; 16]> {
+    let sextet = |c: &u8| -> Option<u128> {
+        let v = match c {
+            b'A'..=b'Z' => c - b'A',
+            b'a'..=b'z' => c - b'a' + 26,
+            b'0'..=b'9' => c - b'0' + 52,
+            b'-' => 62,
+            b'_' => 63,
+            _ => return None,
+        };
+        Some(u128::from(v))
+    };
+    let (last, first) = text.split_last()?;
+    if first.len() != 21 {
+        return None;
+    }
+    let mut bits: u128 = 0;
+    for c in first {
+        bits = bits << 6 | sextet(c)?;
+    }
+    let last = sextet(last)?;
+    if last & 0xf != 0 {
+        return None;
+    }
+    Some((bits << 2 | last >> 4).to_be_bytes())
 }
 
 impl fmt::Display for TopicId {
@@ -129,5 +160,34 @@ mod tests {
                 "{bad:?}"
             );
         }
+    }
+
+    #[test]
+    fn the_decoder_agrees_with_the_base64_crate() {
+        // Every character in every position of a real ID, and every last
+        // character (trailing bits set or not), against `URL_SAFE_NO_PAD`.
+        let alphabet: Vec<u8> = (0u8..=255).collect();
+        let base = *b"bxw7Kp1OS3-KHC0-T1prfA";
+        let mut tried = 0;
+        for at in 0..22 {
+            for &c in &alphabet {
+                let mut text = base;
+                text[at] = c;
+                let mut theirs = [0u8; 16];
+                let want = match URL_SAFE_NO_PAD.decode_slice(text, &mut theirs) {
+                    Ok(16) => Some(theirs),
+                    _ => None,
+                };
+                assert_eq!(
+                    base64url_16(&text),
+                    want,
+                    "{:?}",
+                    String::from_utf8_lossy(&text)
+                );
+                tried += 1;
+            }
+        }
+        assert_eq!(tried, 22 * 256);
+        assert_eq!(base64url_16(b"bxw7Kp1OS3-KHC0-T1prf"), None);
     }
 }

@@ -7,45 +7,57 @@
 use crate::error::{Error, Result};
 
 /// A cursor over bytes that never reads past the end.
+///
+/// It keeps the bytes not yet read as a slice, so every take is a checked
+/// split of that slice: no index in it can be out of bounds, and none can
+/// panic (`host/tests/module_structure.rs` holds the module to that).
 #[derive(Debug, Clone)]
 pub struct Reader<'a> {
-    buf: &'a [u8],
-    pos: usize,
+    rest: &'a [u8],
+    len: usize,
 }
 
 impl<'a> Reader<'a> {
     /// A reader at the start of `buf`.
     pub fn new(buf: &'a [u8]) -> Self {
-        Reader { buf, pos: 0 }
+        Reader {
+            rest: buf,
+            len: buf.len(),
+        }
     }
 
     /// Bytes read so far.
     pub fn position(&self) -> usize {
-        self.pos
+        self.len.saturating_sub(self.rest.len())
     }
 
     /// Bytes not yet read.
     pub fn remaining(&self) -> usize {
-        self.buf.len() - self.pos
+        self.rest.len()
+    }
+
+    fn truncated(&self, what: &'static str) -> Error {
+        Error::Truncated {
+            what,
+            offset: self.len,
+        }
     }
 
     /// Takes `n` bytes or fails naming `what`.
     pub fn bytes(&mut self, n: usize, what: &'static str) -> Result<&'a [u8]> {
-        if self.remaining() < n {
-            return Err(Error::Truncated {
-                what,
-                offset: self.buf.len(),
-            });
-        }
-        let out = &self.buf[self.pos..self.pos + n];
-        self.pos += n;
+        let Some((out, rest)) = self.rest.split_at_checked(n) else {
+            return Err(self.truncated(what));
+        };
+        self.rest = rest;
         Ok(out)
     }
 
     fn array<const N: usize>(&mut self, what: &'static str) -> Result<[u8; N]> {
-        let mut out = [0u8; N];
-        out.copy_from_slice(self.bytes(N, what)?);
-        Ok(out)
+        let Some((out, rest)) = self.rest.split_first_chunk::<N>() else {
+            return Err(self.truncated(what));
+        };
+        self.rest = rest;
+        Ok(*out)
     }
 
     /// An int8.
@@ -143,7 +155,11 @@ impl<'a> Reader<'a> {
 
     fn utf8(&mut self, len: usize, what: &'static str) -> Result<String> {
         let raw = self.bytes(len, what)?;
-        String::from_utf8(raw.to_vec()).map_err(|_| Error::InvalidUtf8 { field: what })
+        // Checked before it is copied: bad bytes allocate nothing.
+        match core::str::from_utf8(raw) {
+            Ok(text) => Ok(text.to_owned()),
+            Err(_) => Err(Error::InvalidUtf8 { field: what }),
+        }
     }
 
     /// Fails with [`Error::TrailingBytes`] unless everything was read.

@@ -31,8 +31,8 @@ mod reserve;
 mod state;
 
 use state::{
-    address, bad_handle, call, call_allocating, count, encode_records, fail, headroom, size,
-    Failure, Slot, STATE,
+    address, bad_handle, call, call_allocating, count, encode_records, fail, headroom, peek, size,
+    Failure, Slot,
 };
 
 #[global_allocator]
@@ -72,7 +72,7 @@ pub extern "C" fn mp_alloc(len: i32) -> i32 {
         }
         let mut v: Vec<u8> = Vec::new();
         v.try_reserve_exact(n)
-            .map_err(|_| fail(Code::OutOfMemory, format!("{n} bytes")))?;
+            .map_err(|_| fail(Code::OutOfMemory, format_args!("{n} bytes")))?;
         v.resize(n, 0);
         let block = v.into_boxed_slice();
         let ptr = block.as_ptr() as usize;
@@ -91,7 +91,7 @@ pub extern "C" fn mp_free(ptr: i32) -> i32 {
         s.allocs.remove(address(ptr)).map(|_| 0).ok_or_else(|| {
             fail(
                 Code::BadPointer,
-                format!("{} is not a live block from mp_alloc", address(ptr)),
+                format_args!("{} is not a live block from mp_alloc", address(ptr)),
             )
         })
     })
@@ -189,7 +189,7 @@ fn rewrite(
 ) -> i32 {
     call_allocating(|s| {
         if flags & !(FLAG_STRICT_CRC | FLAG_COMPLETE) != 0 {
-            return Err(fail(Code::BadArgument, format!("flags {flags:#x}")));
+            return Err(fail(Code::BadArgument, format_args!("flags {flags:#x}")));
         }
         let options = RewriteOptions {
             strict_crc: flags & FLAG_STRICT_CRC != 0,
@@ -382,13 +382,13 @@ pub extern "C" fn mp_mapper_len(handle: i32) -> i32 {
 /// Pointer to the UTF-8 message of the last failed call.
 #[no_mangle]
 pub extern "C" fn mp_last_error_ptr() -> i32 {
-    STATE.with(|s| s.borrow().last_error.as_ptr() as usize as i32)
+    peek(|s| s.last_error.as_ptr() as usize as i32)
 }
 
 /// Length of the message of the last failed call.
 #[no_mangle]
 pub extern "C" fn mp_last_error_len() -> i32 {
-    STATE.with(|s| s.borrow().last_error.len() as i32)
+    peek(|s| s.last_error.len() as i32)
 }
 
 /// Bench-only (feature `peer`): the naive peer of `mp_rewrite` on the same

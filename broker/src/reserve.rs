@@ -27,7 +27,12 @@ const SMALL: usize = 64 << 10;
 static RESERVE: AtomicPtr<u8> = AtomicPtr::new(std::ptr::null_mut());
 
 fn reserve_layout() -> Layout {
-    Layout::from_size_align(RESERVE_BYTES, 16).expect("a valid layout")
+    // Checked when the module is compiled, not when it runs.
+    const LAYOUT: Layout = match Layout::from_size_align(RESERVE_BYTES, 16) {
+        Ok(layout) => layout,
+        Err(_) => panic!("the reserve's layout"),
+    };
+    LAYOUT
 }
 
 /// Takes the reserve if it is not held; whether it is held now.

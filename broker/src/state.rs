@@ -5,7 +5,8 @@
 use crate::reserve;
 use mirrorpid::abi;
 use mirrorpid::{Code, Error, Mapper, RewriteResult, StateRecord};
-use std::cell::RefCell;
+use std::cell::Cell;
+use std::fmt::{Display, Write};
 
 pub(crate) struct Slot {
     pub(crate) mapper: Mapper,
@@ -29,6 +30,19 @@ impl<K, V> Default for Sorted<K, V> {
     }
 }
 
+impl State {
+    /// The state before the first call (a constant: the thread-local
+    /// holding it needs no lazy initialisation, whose re-entrancy check
+    /// is a panic).
+    const EMPTY: State = State {
+        allocs: Sorted(Vec::new()),
+        mappers: Sorted(Vec::new()),
+        next_handle: 0,
+        last_error: String::new(),
+        source: String::new(),
+    };
+}
+
 impl<K: Ord + Copy, V> Sorted<K, V> {
     #[inline(always)]
     pub(crate) fn find(&self, key: K) -> Result<usize, usize> {
@@ -37,7 +51,10 @@ impl<K: Ord + Copy, V> Sorted<K, V> {
         let (mut lo, mut hi) = (0, self.0.len());
         while lo < hi {
             let mid = lo + (hi - lo) / 2;
-            match self.0.as_slice()[mid].0.cmp(&key) {
+            let Some((k, _)) = self.0.get(mid) else {
+                break;
+            };
+            match k.cmp(&key) {
                 std::cmp::Ordering::Less => lo = mid + 1,
                 std::cmp::Ordering::Greater => hi = mid,
                 std::cmp::Ordering::Equal => return Ok(mid),
@@ -48,7 +65,7 @@ impl<K: Ord + Copy, V> Sorted<K, V> {
 
     pub(crate) fn get_mut(&mut self, key: K) -> Option<&mut V> {
         let i = self.find(key).ok()?;
-        Some(&mut self.0.as_mut_slice()[i].1)
+        self.0.get_mut(i).map(|(_, v)| v)
     }
 
     /// The index of the entry with the greatest key at or below `key`.
@@ -64,12 +81,22 @@ impl<K: Ord + Copy, V> Sorted<K, V> {
     /// changing nothing, when there is no memory for the entry.
     pub(crate) fn insert(&mut self, key: K, value: V) -> Result<(), Failure> {
         match self.find(key) {
-            Ok(i) => self.0.as_mut_slice()[i].1 = value,
+            Ok(i) => {
+                if let Some(entry) = self.0.get_mut(i) {
+                    entry.1 = value;
+                }
+            }
             Err(i) => {
                 self.0
                     .try_reserve(1)
                     .map_err(|_| fail(Code::OutOfMemory, "no room to track one more"))?;
-                self.0.insert(i, (key, value));
+                // At the end, then rotated into place: `Vec::insert`
+                // asserts its index, and this cannot fail.
+                self.0.push((key, value));
+                match self.0.get_mut(i..) {
+                    Some(tail) if !tail.is_empty() => tail.rotate_right(1),
+                    _ => {}
+                }
             }
         }
         Ok(())
@@ -77,7 +104,12 @@ impl<K: Ord + Copy, V> Sorted<K, V> {
 
     pub(crate) fn remove(&mut self, key: K) -> Option<V> {
         let i = self.find(key).ok()?;
-        Some(self.0.remove(i).1)
+        // Rotated to the end, then popped: `Vec::remove` asserts its index.
+        match self.0.get_mut(i..) {
+            Some(tail) if !tail.is_empty() => tail.rotate_left(1),
+            _ => return None,
+        }
+        self.0.pop().map(|(_, v)| v)
     }
 }
 
@@ -101,7 +133,11 @@ pub(crate) struct State {
 }
 
 thread_local! {
-    pub(crate) static STATE: RefCell<State> = RefCell::new(State::default());
+    /// Taken out for a call and put back after it (a `Cell`, not a
+    /// `RefCell`: no borrow can fail). The module imports nothing, so no
+    /// call can start inside another; if one did, it would find an empty
+    /// state, not a panic.
+    pub(crate) static STATE: Cell<State> = const { Cell::new(State::EMPTY) };
 }
 
 /// An error of this layer: a code and its message (which starts with the
@@ -110,24 +146,37 @@ pub(crate) struct Failure(pub(crate) Code, pub(crate) String);
 
 impl From<Error> for Failure {
     fn from(e: Error) -> Failure {
-        Failure(e.kind(), e.to_string())
+        Failure(e.kind(), text(&e))
     }
 }
 
+/// What `to_string` makes, without its panic: a `Display` that fails (none
+/// of this crate's does) leaves the text it wrote so far.
+pub(crate) fn text(x: &dyn Display) -> String {
+    let mut out = String::new();
+    let _ = write!(out, "{x}");
+    out
+}
+
 /// A failure of this layer's own: `Name: detail`.
-pub(crate) fn fail(code: Code, detail: impl std::fmt::Display) -> Failure {
-    Failure(code, format!("{}: {detail}", code.name()))
+pub(crate) fn fail(code: Code, detail: impl Display) -> Failure {
+    let mut message = String::new();
+    let _ = write!(message, "{}: {detail}", code.name());
+    Failure(code, message)
 }
 
 pub(crate) fn bad_pointer(ptr: usize, len: usize) -> Failure {
     fail(
         Code::BadPointer,
-        format!("[{ptr}, {ptr}+{len}) is not inside a block from mp_alloc"),
+        format_args!("[{ptr}, {ptr}+{len}) is not inside a block from mp_alloc"),
     )
 }
 
 pub(crate) fn bad_handle(handle: i32) -> Failure {
-    fail(Code::BadHandle, format!("no mapper has handle {handle}"))
+    fail(
+        Code::BadHandle,
+        format_args!("no mapper has handle {handle}"),
+    )
 }
 
 impl Blocks {
@@ -138,7 +187,9 @@ impl Blocks {
         let Some(i) = self.at_or_below(ptr) else {
             return Err(bad_pointer(ptr, len));
         };
-        let (start, block) = &self.0.as_slice()[i];
+        let Some((start, block)) = self.0.get(i) else {
+            return Err(bad_pointer(ptr, len));
+        };
         let off = ptr - start;
         match off.checked_add(len) {
             Some(end) if end <= block.len() => Ok((i, off)),
@@ -153,7 +204,10 @@ impl Blocks {
             return Ok(&[]);
         }
         let (i, off) = self.locate(ptr, len)?;
-        Ok(&self.0.as_slice()[i].1[off..off + len])
+        self.0
+            .get(i)
+            .and_then(|(_, block)| block.get(off..)?.get(..len))
+            .ok_or_else(|| bad_pointer(ptr, len))
     }
 }
 
@@ -168,7 +222,7 @@ impl State {
     pub(crate) fn text(&self, ptr: usize, len: usize, what: &str) -> Result<String, Failure> {
         let raw = self.bytes(ptr, len)?;
         String::from_utf8(raw.to_vec())
-            .map_err(|_| fail(Code::BadArgument, format!("{what} is not UTF-8")))
+            .map_err(|_| fail(Code::BadArgument, format_args!("{what} is not UTF-8")))
     }
 
     /// The arguments of a rewrite export, checked in this order and handed
@@ -206,10 +260,17 @@ impl State {
         } else {
             Some(self.allocs.locate(ptr, len)?)
         };
-        let slot = &mut self.mappers.0.as_mut_slice()[slot_at].1;
+        let Some((_, slot)) = self.mappers.0.get_mut(slot_at) else {
+            return Err(bad_handle(handle));
+        };
         let mut empty = [0u8; 0];
         let buf: &mut [u8] = match block_at {
-            Some((i, off)) => &mut self.allocs.0.as_mut_slice()[i].1[off..off + len],
+            Some((i, off)) => self
+                .allocs
+                .0
+                .get_mut(i)
+                .and_then(|(_, block)| block.get_mut(off..)?.get_mut(..len))
+                .ok_or_else(|| bad_pointer(ptr, len))?,
             None => &mut empty,
         };
         f(&self.source, slot, buf)
@@ -255,7 +316,7 @@ pub(crate) fn run<T: From<i32>>(
     f: impl FnOnce(&mut State) -> Result<T, Failure>,
 ) -> T {
     STATE.with(|s| {
-        let mut state = s.borrow_mut();
+        let mut state = s.take();
         let result = if allocates && !reserve::ensure() {
             Err(fail(
                 Code::OutOfMemory,
@@ -271,13 +332,25 @@ pub(crate) fn run<T: From<i32>>(
         match result {
             Ok(v) => {
                 state.last_error.clear();
+                s.set(state);
                 v
             }
             Err(Failure(code, message)) => {
                 state.last_error = message;
+                s.set(state);
                 T::from(-code.value())
             }
         }
+    })
+}
+
+/// Reads the module state without a call (no message is cleared).
+pub(crate) fn peek<T>(f: impl FnOnce(&State) -> T) -> T {
+    STATE.with(|s| {
+        let state = s.take();
+        let out = f(&state);
+        s.set(state);
+        out
     })
 }
 
@@ -293,7 +366,10 @@ pub(crate) fn address(ptr: i32) -> usize {
 pub(crate) fn size(v: i32, what: &str) -> Result<usize, Failure> {
     match usize::try_from(v) {
         Ok(n) => Ok(n),
-        Err(_) => Err(fail(Code::BadArgument, format!("{what} {v} is negative"))),
+        Err(_) => Err(fail(
+            Code::BadArgument,
+            format_args!("{what} {v} is negative"),
+        )),
     }
 }
 
@@ -305,7 +381,7 @@ pub(crate) fn count(n: usize) -> Result<i32, Failure> {
         Ok(v) => Ok(v),
         Err(_) => Err(fail(
             Code::OutOfMemory,
-            format!("result {n} does not fit an i32"),
+            format_args!("result {n} does not fit an i32"),
         )),
     }
 }
@@ -372,7 +448,7 @@ pub(crate) fn probe(bytes: usize) -> Result<(), Failure> {
     probe.try_reserve_exact(bytes).map_err(|_| {
         fail(
             Code::OutOfMemory,
-            format!("no room for {bytes} bytes of work"),
+            format_args!("no room for {bytes} bytes of work"),
         )
     })
 }

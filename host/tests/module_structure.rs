@@ -32,6 +32,10 @@ fn named_module() -> Vec<u8> {
 }
 
 /// Function names, the call graph (by function index) and the exports.
+///
+/// An indirect call (a `dyn` method: formatting, mostly) is taken as a
+/// call of every function in the table with the type it calls through, so
+/// the graph over-approximates: whatever the module can call is in it.
 struct Code {
     names: BTreeMap<u32, String>,
     calls: BTreeMap<u32, BTreeSet<u32>>,
@@ -46,9 +50,24 @@ fn read(bytes: &[u8]) -> Code {
         calls: BTreeMap::new(),
         exports: BTreeMap::new(),
     };
+    // The type of each function, the functions in the table, and the
+    // types each function calls indirectly through.
+    let mut types: Vec<u32> = Vec::new();
+    let mut table: BTreeSet<u32> = BTreeSet::new();
+    let mut indirect: BTreeMap<u32, BTreeSet<u32>> = BTreeMap::new();
     for payload in Parser::new(0).parse_all(bytes) {
         match payload.unwrap() {
             Payload::ImportSection(s) => imported = s.count(),
+            Payload::FunctionSection(s) => {
+                types = s.into_iter().map(Result::unwrap).collect();
+            }
+            Payload::ElementSection(s) => {
+                for e in s {
+                    if let wasmparser::ElementItems::Functions(fs) = e.unwrap().items {
+                        table.extend(fs.into_iter().map(Result::unwrap));
+                    }
+                }
+            }
             Payload::ExportSection(s) => {
                 for e in s {
                     let e = e.unwrap();
@@ -63,8 +82,14 @@ fn read(bytes: &[u8]) -> Code {
                 let callees = code.calls.entry(index).or_default();
                 let mut ops = body.get_operators_reader().unwrap();
                 while !ops.eof() {
-                    if let Operator::Call { function_index } = ops.read().unwrap() {
-                        callees.insert(function_index);
+                    match ops.read().unwrap() {
+                        Operator::Call { function_index } => {
+                            callees.insert(function_index);
+                        }
+                        Operator::CallIndirect { type_index, .. } => {
+                            indirect.entry(index).or_default().insert(type_index);
+                        }
+                        _ => {}
                     }
                 }
             }
@@ -84,6 +109,12 @@ fn read(bytes: &[u8]) -> Code {
         }
     }
     assert_eq!(imported, 0, "the module imports nothing");
+    for (caller, through) in indirect {
+        let targets = table
+            .iter()
+            .filter(|f| through.contains(&types[(**f - imported) as usize]));
+        code.calls.entry(caller).or_default().extend(targets);
+    }
     assert!(code.names.len() > 100, "the named build has its names");
     code
 }
@@ -130,4 +161,130 @@ fn no_function_outside_the_allocator_calls_into_dlmalloc() {
         "{dlmalloc_callers:?}"
     );
     assert!(code.exports.contains_key("mp_load_record"));
+}
+
+/// The functions that start a panic (or, for `RefCell`, a failed borrow's).
+fn panics(name: &str) -> bool {
+    [
+        "core::panicking::",
+        "core::option::expect_failed",
+        "core::option::unwrap_failed",
+        "core::result::unwrap_failed",
+        "core::slice::index::",
+        "core::str::slice_error_fail",
+        "core::cell::panic_already",
+        "assert_failed",
+        "std::panicking::",
+        "rust_begin_unwind",
+        "alloc::raw_vec::capacity_overflow",
+        "alloc::alloc::handle_alloc_error",
+        "alloc::raw_vec::handle_error",
+        "std::process::abort",
+        "abort_internal",
+    ]
+    .iter()
+    .any(|part| name.contains(part))
+}
+
+/// Where an allocation that cannot be met ends: the only way into the
+/// panic machinery the module keeps (see `docs/RELIABILITY.md`).
+fn allocation_failure(name: &str) -> bool {
+    [
+        "alloc::alloc::handle_alloc_error",
+        "alloc::raw_vec::capacity_overflow",
+        "alloc::raw_vec::handle_error",
+    ]
+    .iter()
+    .any(|part| name.contains(part))
+}
+
+fn demangled(code: &Code, i: u32) -> String {
+    code.names.get(&i).map_or_else(
+        || format!("#{i}"),
+        |n| format!("{:#}", rustc_demangle::demangle(n)),
+    )
+}
+
+/// Each panic entry point reachable from an export, with the functions
+/// that call it. The walk goes into every callee but, when
+/// `allow_allocation_failure`, not into an allocation's failure: not into
+/// [`allocation_failure`], nor from the allocator into its own heap checks
+/// (it panics only on a heap that safe code cannot corrupt, and it stays
+/// out of line: the test above), nor from hashbrown's growth into its
+/// "capacity overflow" panic (a table larger than memory).
+fn reachable_panics(
+    code: &Code,
+    allow_allocation_failure: bool,
+) -> BTreeMap<String, BTreeSet<String>> {
+    let allowed = |caller: u32, callee: u32| {
+        let (from, to) = (demangled(code, caller), demangled(code, callee));
+        let raw = code.names.get(&caller).map_or("", String::as_str);
+        allow_allocation_failure
+            && (allocation_failure(&to)
+                || (panics(&to) && allocator(raw))
+                || (panics(&to)
+                    && from.contains("hashbrown::raw::RawTable")
+                    && from.contains("reserve_rehash")))
+    };
+    let mut seen: BTreeSet<u32> = code.exports.values().copied().collect();
+    let mut queue: Vec<u32> = seen.iter().copied().collect();
+    let mut found: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    while let Some(f) = queue.pop() {
+        for &callee in code.calls.get(&f).into_iter().flatten() {
+            if allowed(f, callee) {
+                continue;
+            }
+            let to = demangled(code, callee);
+            let from = demangled(code, f);
+            if panics(&to) && !panics(&from) {
+                found.entry(to).or_default().insert(from);
+            }
+            if seen.insert(callee) {
+                queue.push(callee);
+            }
+        }
+    }
+    found
+}
+
+/// The module's build shows that no export can panic but when an
+/// allocation cannot be met (which `reserve.rs` turns into `OutOfMemory`
+/// for the small, infallible ones): no bounds check, `unwrap`, `expect`,
+/// failed borrow, assertion or `format!` failure is reachable. An indirect
+/// call counts as a call of every function it could reach, so this
+/// over-approximates; what it finds is a real path in the code, and the
+/// report names its callers (`docs/RELIABILITY.md`).
+#[test]
+fn no_export_reaches_a_panic_but_through_a_failed_allocation() {
+    let code = read(&named_module());
+    let found = reachable_panics(&code, true);
+    for (panic, callers) in &found {
+        eprintln!("{panic}:");
+        for c in callers {
+            eprintln!("    {c}");
+        }
+    }
+    let report: Vec<String> = found
+        .iter()
+        .map(|(panic, callers)| format!("{panic} <- {} function(s)", callers.len()))
+        .collect();
+    assert!(
+        found.is_empty(),
+        "panics reachable from an export: {report:#?}"
+    );
+    // The walk sees what it checks: without the allowance for allocation
+    // failure it reaches the panic machinery, through the allocation
+    // failure paths, from the exports that allocate.
+    let unallowed = reachable_panics(&code, false);
+    assert!(
+        unallowed.keys().any(|p| allocation_failure(p)),
+        "{unallowed:#?}"
+    );
+    assert!(
+        unallowed
+            .values()
+            .flatten()
+            .any(|caller| caller == "mp_alloc" || caller.contains("mirrorpid")),
+        "{unallowed:#?}"
+    );
 }

@@ -49,7 +49,7 @@ impl<'a> HeaderView<'a> {
     /// unless `slots` is a whole number of slots.
     pub fn new(slots: &'a mut [u8], fetch_len: usize) -> Result<HeaderView<'a>> {
         if slots.len() % SLOT_BYTES != 0 {
-            return Err(Error::invalid(format!(
+            return Err(Error::invalid(text!(
                 "header slots are {} bytes, not a multiple of {SLOT_BYTES}",
                 slots.len()
             )));
@@ -85,7 +85,10 @@ impl<'a> HeaderView<'a> {
     /// Writes `pid` into slot `index`'s window (a v2 batch of `size`
     /// bytes the walker read there) and marks the slot changed.
     pub(crate) fn set_producer_id(&mut self, index: usize, size: usize, pid: i64) {
-        let slot = &mut self.slots[index * SLOT_BYTES..(index + 1) * SLOT_BYTES];
+        let Some(slot) = self.slots.chunks_exact_mut(SLOT_BYTES).nth(index) else {
+            crate::error::invariant_broken("a slot the walker did not fill", &());
+            return;
+        };
         let (window, flags) = slot.split_at_mut(WINDOW);
         BatchMut::header(window, size).set_producer_id(pid);
         flags[SLOT_CHANGED_OFFSET - WINDOW..].copy_from_slice(&1i32.to_be_bytes());
@@ -207,7 +210,7 @@ impl<'a> Gathered<'a> {
         let held = i32::from_be_bytes(len);
         let expected = WINDOW.min(self.fetch_len - offset);
         if usize::try_from(held) != Ok(expected) {
-            return Err(Error::invalid(format!(
+            return Err(Error::invalid(text!(
                 "header slot {index} says it holds {held} bytes; the entry at byte \
                  {offset} of a {}-byte fetch has {expected} to gather",
                 self.fetch_len

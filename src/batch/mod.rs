@@ -104,20 +104,22 @@ pub struct Batch<'a> {
 /// `memcpy` per header field.
 #[inline(always)]
 pub(crate) fn be<const N: usize>(bytes: &[u8], at: usize) -> [u8; N] {
-    match bytes[at..at + N].try_into() {
-        Ok(array) => array,
-        Err(_) => unreachable!("the range has N bytes"),
+    // Every caller reads inside a header it checked the length of.
+    match bytes.get(at..).and_then(<[u8]>::first_chunk::<N>) {
+        Some(array) => *array,
+        None => *crate::error::invariant_broken("a header read past its end", &[0u8; N]),
     }
 }
 
 /// Writes `value` at `at` (inlined always, as [`be`]).
 #[inline(always)]
 fn put<const N: usize>(bytes: &mut [u8], at: usize, value: [u8; N]) {
-    let slot: &mut [u8; N] = match (&mut bytes[at..at + N]).try_into() {
-        Ok(slot) => slot,
-        Err(_) => unreachable!("the range has N bytes"),
-    };
-    *slot = value;
+    match bytes.get_mut(at..).and_then(<[u8]>::first_chunk_mut::<N>) {
+        Some(slot) => *slot = value,
+        None => {
+            crate::error::invariant_broken("a header write past its end", &());
+        }
+    }
 }
 
 impl<'a> Batch<'a> {
@@ -165,7 +167,7 @@ impl<'a> Batch<'a> {
     }
     /// The magic byte (2).
     pub fn magic(&self) -> i8 {
-        self.bytes[MAGIC_OFFSET] as i8
+        i8::from_be_bytes(be(self.bytes, MAGIC_OFFSET))
     }
     /// The CRC stored in the batch.
     pub fn crc(&self) -> u32 {
@@ -218,13 +220,13 @@ impl<'a> Batch<'a> {
     /// The records section, as stored (compressed or not): all of it for a
     /// whole batch, its start for one walked from a [`HeaderView`].
     pub fn records(&self) -> &'a [u8] {
-        &self.bytes[HEADER_LEN..]
+        self.bytes.get(HEADER_LEN..).unwrap_or_default()
     }
     /// CRC-32C of bytes [21, end): what `crc()` should be; `None` unless
     /// the whole batch is here.
     pub fn computed_crc(&self) -> Option<u32> {
         self.is_whole()
-            .then(|| crate::crc::crc32c(&self.bytes[ATTRIBUTES_OFFSET..]))
+            .then(|| crate::crc::crc32c(self.bytes.get(ATTRIBUTES_OFFSET..).unwrap_or_default()))
     }
 
     /// The type of a control batch's record; `None` for a data batch.
@@ -292,10 +294,16 @@ impl<'a> BatchMut<'a> {
     /// (its batchLength is known to fit).
     pub(crate) fn at(buf: &'a mut [u8], offset: usize) -> BatchMut<'a> {
         let size = LOG_OVERHEAD + i32::from_be_bytes(be(buf, offset + 8)) as usize;
-        BatchMut {
-            bytes: &mut buf[offset..offset + size],
-            size,
-        }
+        let bytes = match buf.get_mut(offset..).and_then(|b| b.get_mut(..size)) {
+            Some(bytes) => bytes,
+            // Nothing to write to: every write of an empty batch is a
+            // no-op (the debug build stops).
+            None => {
+                crate::error::invariant_broken("a batch past the buffer's end", &());
+                &mut []
+            }
+        };
+        BatchMut { bytes, size }
     }
 
     /// The header of a batch of `size` bytes, as a [`HeaderView`] holds it.

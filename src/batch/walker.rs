@@ -102,7 +102,10 @@ impl<'a> Batches<'a> {
         // `rest`: the entry's bytes from here (a header's window of them);
         // `available`: how many the fetch has from here.
         let (rest, available) = match self.src {
-            Source::Buffer(buf) => (&buf[offset..], buf.len() - offset),
+            Source::Buffer(buf) => match buf.get(offset..) {
+                Some(rest) => (rest, rest.len()),
+                None => return Ok(None),
+            },
             Source::Headers(h) => {
                 let available = h.fetch_len() - offset;
                 if available == 0 {
@@ -130,7 +133,11 @@ impl<'a> Batches<'a> {
             };
         }
         let length = i32::from_be_bytes(be(rest, 8));
-        let magic = rest[MAGIC_OFFSET] as i8;
+        // A header's window holds the magic of every entry it has.
+        let Some(&magic) = rest.get(MAGIC_OFFSET) else {
+            return Err(overrun(MAGIC_OFFSET + 1));
+        };
+        let magic = magic as i8;
         let min = match magic {
             2 => MIN_BATCH_LENGTH,
             0 | 1 => MIN_LEGACY_LENGTH,

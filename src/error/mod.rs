@@ -326,6 +326,35 @@ impl Error {
 mod message;
 pub(crate) use message::Quoted;
 
+/// What a lookup that this crate's own invariants rule out returns (an
+/// index its own code computed, past the end): a debug build (the tests,
+/// the fuzzers' native side) stops there; a release build, the broker
+/// module's, goes on with `fallback` instead of trapping, which would kill
+/// every mapper in the module (`docs/RELIABILITY.md`). Each caller's
+/// fallback is an answer no caller takes for a producer or a batch.
+#[cold]
+#[inline(never)]
+pub(crate) fn invariant_broken<'a, T: ?Sized>(what: &str, fallback: &'a T) -> &'a T {
+    if cfg!(debug_assertions) {
+        panic!("an invariant is broken: {what}");
+    }
+    fallback
+}
+
+/// Formats as `format!` does, without its panic.
+///
+/// `format!` and `to_string` panic when a `Display` impl fails (none here
+/// does), and the broker module must hold no reachable panic
+/// (`docs/RELIABILITY.md`); a failing impl would leave the text written so
+/// far. The crate's `text!` macro calls this; the broker module uses it
+/// for its own messages.
+pub fn text(args: std::fmt::Arguments<'_>) -> String {
+    use std::fmt::Write;
+    let mut out = String::new();
+    let _ = out.write_fmt(args);
+    out
+}
+
 #[cfg(test)]
 mod tests {
     #[test]

@@ -49,7 +49,7 @@ impl<T: Copy> Chunked<T> {
         match self.chunks.len() {
             0 => 0,
             // (An unreserved push may have grown the first past CHUNK.)
-            n => self.chunks[0].capacity().min(CHUNK) + (n - 1) * CHUNK,
+            n => self.chunks.first().map_or(0, |c| c.capacity().min(CHUNK)) + (n - 1) * CHUNK,
         }
     }
 
@@ -66,11 +66,12 @@ impl<T: Copy> Chunked<T> {
             self.chunks.push(Vec::new());
         }
         // The first chunk grows like a vector (by a quarter) up to CHUNK.
-        let first = &mut self.chunks[0];
-        if first.capacity() < CHUNK {
-            let grown = first.capacity() + first.capacity() / 4 + 64;
-            let target = want.max(grown).min(CHUNK);
-            first.try_reserve_exact(target - first.len())?;
+        if let Some(first) = self.chunks.first_mut() {
+            if first.capacity() < CHUNK {
+                let grown = first.capacity() + first.capacity() / 4 + 64;
+                let target = want.max(grown).min(CHUNK);
+                first.try_reserve_exact(target.saturating_sub(first.len()))?;
+            }
         }
         let chunks = want.div_ceil(CHUNK);
         if chunks > self.chunks.len() {
@@ -90,34 +91,39 @@ impl<T: Copy> Chunked<T> {
         if c == self.chunks.len() {
             self.chunks.push(Vec::with_capacity(CHUNK));
         }
-        self.chunks[c].push(v);
-        self.len += 1;
+        // The chunk is there: every chunk up to the length's is.
+        if let Some(chunk) = self.chunks.get_mut(c) {
+            chunk.push(v);
+            self.len += 1;
+        }
     }
 
-    /// Element `i`; panics past the end (the chunks' own bounds: a chunk
-    /// holds elements only up to the length).
+    /// Element `i`, or `None` past the end (the chunks' own bounds: a
+    /// chunk holds elements only up to the length).
     #[inline(always)]
-    pub(crate) fn get(&self, i: usize) -> &T {
-        &self.chunks[i >> SHIFT][i & (CHUNK - 1)]
+    pub(crate) fn get(&self, i: usize) -> Option<&T> {
+        self.chunks.get(i >> SHIFT)?.get(i & (CHUNK - 1))
     }
 
-    /// Element `i`, to change; panics past the end.
+    /// Element `i`, to change, or `None` past the end.
     #[inline(always)]
-    pub(crate) fn get_mut(&mut self, i: usize) -> &mut T {
-        &mut self.chunks[i >> SHIFT][i & (CHUNK - 1)]
+    pub(crate) fn get_mut(&mut self, i: usize) -> Option<&mut T> {
+        self.chunks.get_mut(i >> SHIFT)?.get_mut(i & (CHUNK - 1))
     }
 
-    /// Removes element `i`, moving the last one into its place.
-    pub(crate) fn swap_remove(&mut self, i: usize) -> T {
+    /// Removes element `i`, moving the last one into its place; `None`
+    /// (and nothing removed) past the end.
+    pub(crate) fn swap_remove(&mut self, i: usize) -> Option<T> {
+        if i >= self.len {
+            return None;
+        }
         let last = self.len - 1;
-        let moved = self.chunks[last >> SHIFT]
-            .pop()
-            .expect("the last chunk holds the last element");
+        let moved = self.chunks.get_mut(last >> SHIFT)?.pop()?;
         self.len = last;
         if i == last {
-            moved
+            Some(moved)
         } else {
-            std::mem::replace(self.get_mut(i), moved)
+            self.get_mut(i).map(|at| std::mem::replace(at, moved))
         }
     }
 
@@ -125,12 +131,6 @@ impl<T: Copy> Chunked<T> {
     pub(crate) fn heap_bytes(&self) -> usize {
         self.chunks.iter().map(Vec::capacity).sum::<usize>() * std::mem::size_of::<T>()
             + self.chunks.capacity() * std::mem::size_of::<Vec<T>>()
-    }
-
-    /// The first `n` (at most [`Chunked::len`]) elements in order.
-    pub(crate) fn first(&self, n: usize) -> impl ExactSizeIterator<Item = &T> + Clone + '_ {
-        assert!(n <= self.len, "{n} of {} elements", self.len);
-        (0..n).map(move |i| self.get(i))
     }
 
     /// The elements in order.
@@ -141,22 +141,6 @@ impl<T: Copy> Chunked<T> {
     /// The elements in order, to change.
     pub(crate) fn iter_mut(&mut self) -> impl Iterator<Item = &mut T> + '_ {
         self.chunks.iter_mut().flatten()
-    }
-}
-
-impl<T: Copy> std::ops::Index<usize> for Chunked<T> {
-    type Output = T;
-
-    #[inline(always)]
-    fn index(&self, i: usize) -> &T {
-        self.get(i)
-    }
-}
-
-impl<T: Copy> std::ops::IndexMut<usize> for Chunked<T> {
-    #[inline(always)]
-    fn index_mut(&mut self, i: usize) -> &mut T {
-        self.get_mut(i)
     }
 }
 
@@ -177,7 +161,7 @@ mod tests {
                 .wrapping_add(1442695040888963407);
             if x >> 62 == 0 && !v.is_empty() {
                 let i = (x >> 20) as usize % v.len();
-                assert_eq!(c.swap_remove(i), v.swap_remove(i));
+                assert_eq!(c.swap_remove(i), Some(v.swap_remove(i)));
             } else {
                 c.try_reserve(1).unwrap();
                 let cap = c.capacity();
@@ -190,7 +174,7 @@ mod tests {
         assert!(c.len() > 3 * CHUNK, "the test crosses chunks");
         assert!(c.iter().eq(v.iter()));
         for i in [0, 1, CHUNK - 1, CHUNK, CHUNK + 1, v.len() - 1] {
-            assert_eq!(c[i], v[i]);
+            assert_eq!(c.get(i), Some(&v[i]));
         }
         for e in c.iter_mut() {
             *e += 1;
@@ -209,23 +193,33 @@ mod tests {
             c.try_reserve(1).unwrap();
             c.push(i);
         }
-        let first = c.get(CHUNK) as *const usize;
+        let first = c.get(CHUNK).unwrap() as *const usize;
         c.try_reserve(5 * CHUNK).unwrap();
         assert_eq!(c.capacity(), 16 * CHUNK);
-        assert_eq!(c.get(CHUNK) as *const usize, first, "chunks do not move");
+        assert_eq!(
+            c.get(CHUNK).unwrap() as *const usize,
+            first,
+            "chunks do not move"
+        );
         let mut fresh = Chunked::<u8>::default();
         fresh.try_reserve(10 * CHUNK + 7).unwrap();
         assert_eq!(fresh.capacity(), 11 * CHUNK);
     }
 
     #[test]
-    #[should_panic(expected = "out of bounds")]
-    fn past_the_end_panics_even_with_room_reserved() {
+    fn past_the_end_is_none_even_with_room_reserved() {
         let mut c = Chunked::<u8>::default();
         c.try_reserve(3 * CHUNK).unwrap();
         for i in 0..3u8 {
             c.push(i);
         }
-        let _ = c[CHUNK + 1];
+        assert_eq!(c.get(2), Some(&2));
+        for i in [3, CHUNK - 1, CHUNK + 1, usize::MAX] {
+            assert_eq!(c.get(i), None);
+            assert_eq!(c.get_mut(i), None);
+            assert_eq!(c.swap_remove(i), None);
+        }
+        assert_eq!(c.len(), 3, "nothing removed past the end");
+        assert_eq!(Chunked::<u8>::default().swap_remove(0), None);
     }
 }

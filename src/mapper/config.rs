@@ -115,7 +115,7 @@ impl MapperConfig {
     #[inline(never)]
     pub fn from_json(text: &str) -> Result<MapperConfig> {
         use crate::json::Value;
-        let bad = |what: String| Error::invalid(format!("mapper config: {what}"));
+        let bad = |what: String| Error::invalid(text!("mapper config: {what}"));
         let Value::Object(members) = Value::parse(text).map_err(bad)? else {
             return Err(bad("not a JSON object".into()));
         };
@@ -126,7 +126,7 @@ impl MapperConfig {
             if v == Value::Null && key != "topicId" && key != "partition" {
                 continue;
             }
-            let wrong = |expected: &str| bad(format!("{key} is {}, expected {expected}", v.kind()));
+            let wrong = |expected: &str| bad(text!("{key} is {}, expected {expected}", v.kind()));
             // A 64-bit integer: a number written as one, or a decimal string.
             let int = || match &v {
                 Value::Number(_) => v.as_i64(),
@@ -170,7 +170,7 @@ impl MapperConfig {
                 }
                 _ => {
                     let key = crate::error::Quoted(&key);
-                    return Err(bad(format!(
+                    return Err(bad(text!(
                         "unknown field {key} (known: topicId, partition, durability, \
                          producerExpirationMs, origins, maxBindings, maxClusters, maxClusterIdBytes)"
                     )));
@@ -186,7 +186,7 @@ impl MapperConfig {
     /// Checks the values a JSON or JS caller may get wrong.
     pub fn validate(&self) -> Result<()> {
         if self.partition < 0 {
-            return Err(Error::invalid(format!(
+            return Err(Error::invalid(text!(
                 "mapper config: partition {} is negative",
                 self.partition
             )));
@@ -195,7 +195,7 @@ impl MapperConfig {
             for id in std::iter::once(source).chain(origins.iter().map(String::as_str)) {
                 super::SourceCluster::new(id).map_err(|_| {
                     let id = crate::error::Quoted(id);
-                    Error::invalid(format!(
+                    Error::invalid(text!(
                         "mapper config: origins names cluster {id}, which is not 1 to 32767 bytes"
                     ))
                 })?;
@@ -207,13 +207,13 @@ impl MapperConfig {
             ("maxClusterIdBytes", self.max_cluster_id_bytes, u64::MAX),
         ] {
             if value == 0 || value > max {
-                return Err(Error::invalid(format!(
+                return Err(Error::invalid(text!(
                     "mapper config: {name} {value} must be 1 to {max}"
                 )));
             }
         }
         if self.producer_expiration_ms <= 0 {
-            return Err(Error::invalid(format!(
+            return Err(Error::invalid(text!(
                 "mapper config: producerExpirationMs {} must be positive",
                 self.producer_expiration_ms
             )));
@@ -240,9 +240,18 @@ impl Origins {
     /// same source, which this one replaces.
     pub fn insert(&mut self, source: String, origins: Vec<String>) -> Option<Vec<String>> {
         match self.0.binary_search_by(|(s, _)| s.cmp(&source)) {
-            Ok(i) => Some(std::mem::replace(&mut self.0[i].1, origins)),
+            Ok(i) => self
+                .0
+                .get_mut(i)
+                .map(|(_, old)| std::mem::replace(old, origins)),
             Err(i) => {
-                self.0.insert(i, (source, origins));
+                // At the end, then rotated into place (`Vec::insert`
+                // asserts its index).
+                self.0.push((source, origins));
+                match self.0.get_mut(i..) {
+                    Some(tail) if !tail.is_empty() => tail.rotate_right(1),
+                    _ => {}
+                }
                 None
             }
         }
@@ -254,7 +263,7 @@ impl Origins {
             .0
             .binary_search_by(|(s, _)| s.as_str().cmp(source))
             .ok()?;
-        Some(&self.0[i].1)
+        self.0.get(i).map(|(_, origins)| origins.as_slice())
     }
 
     /// Each source and its origins, in the order of the sources' IDs.

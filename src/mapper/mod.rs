@@ -123,10 +123,12 @@ impl Mapper {
             Some(s) => (s.undo.clusters_len(), s.start()),
             None => (self.table.clusters().len(), self.table.len()),
         };
-        (
-            &self.table.clusters()[..clusters],
-            self.table.first(bindings),
-        )
+        let names = self.table.clusters();
+        let names = match names.get(..clusters) {
+            Some(confirmed) => confirmed,
+            None => crate::error::invariant_broken("more confirmed names than names", names),
+        };
+        (names, self.table.first(bindings))
     }
 
     /// Heap bytes held by the origins map (bindings, indexes, cluster names).
@@ -201,10 +203,14 @@ impl Mapper {
     fn describe_pending(&mut self, idx: usize, outcome: &mut MapOutcome) {
         let salt = self.table.get(idx).salt;
         if let Some(stage) = &mut self.stage {
-            if let Some(k) = idx.checked_sub(stage.start()) {
-                if stage.returned_in[k] != self.calls {
-                    stage.returned_in[k] = self.calls;
-                    outcome.record = stage.records[k].clone();
+            let k = idx.checked_sub(stage.start());
+            if let (Some(returned), Some(record)) = (
+                k.and_then(|k| stage.returned_in.get_mut(k)),
+                k.and_then(|k| stage.records.get(k)),
+            ) {
+                if *returned != self.calls {
+                    *returned = self.calls;
+                    outcome.record = record.clone();
                     outcome.collision = collision_of(salt, outcome.record.as_deref());
                     outcome.snapshot_required = outcome.collision.is_some();
                 }
@@ -254,14 +260,16 @@ impl Mapper {
         let (salt, mapped, colliding) = self.probe(cluster, source, pid, split)?;
         // Every allocation first, so that running out changes nothing.
         self.make_room(cluster, source)?;
-        match &mut self.stage {
-            Some(stage) => stage.reserve(1)?,
+        let stage = match &mut self.stage {
+            Some(stage) => {
+                stage.reserve(1)?;
+                stage
+            }
             None => {
                 let call = self.in_call.then_some(&self.call);
-                self.stage = Some(Stage::open(&mut self.table, call)?);
+                self.stage.insert(Stage::open(&mut self.table, call)?)
             }
-        }
-        let stage = self.stage.as_mut().expect("opened above");
+        };
         let cluster = self.table.intern(source);
         let recorded = salt > 0 || self.config.durability == Durability::Bindings;
         let idx = self.table.insert(Binding {

@@ -85,9 +85,9 @@ impl Mapper {
         conflicting.reverse();
         let evicted = conflicting
             .into_iter()
-            .map(|i| {
-                let b = self.table.remove_at(i);
-                (self.table.cluster_name(b.cluster).to_owned(), b.pid)
+            .filter_map(|i| {
+                let b = self.table.remove_at(i)?;
+                Some((self.table.cluster_name(b.cluster).to_owned(), b.pid))
             })
             .collect();
         let cluster = self.table.intern(&key.source_cluster_id);

@@ -11,6 +11,8 @@ pub(crate) fn heapsort<T: Ord>(v: &mut [T]) {
 /// [`heapsort`] by `less`, a strict weak order.
 pub(crate) fn heapsort_by<T>(v: &mut [T], less: impl Fn(&T, &T) -> bool) {
     let sift_down = |v: &mut [T], mut root: usize, end: usize| loop {
+        // Within the slice, so that no index below can be out of it.
+        let end = end.min(v.len());
         let mut child = 2 * root + 1;
         if child >= end {
             return;
@@ -28,8 +30,12 @@ pub(crate) fn heapsort_by<T>(v: &mut [T], less: impl Fn(&T, &T) -> bool) {
     for root in (0..n / 2).rev() {
         sift_down(v, root, n);
     }
-    for end in (1..n).rev() {
-        v.swap(0, end);
+    let mut end = n;
+    while end > 1 {
+        end -= 1;
+        if let Some(heap) = v.get_mut(..=end) {
+            heap.swap(0, end);
+        }
         sift_down(v, 0, end);
     }
 }

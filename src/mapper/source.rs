@@ -12,7 +12,7 @@ impl<'a> SourceCluster<'a> {
     /// Checks `id`; [`Error::InvalidInput`] if it is empty or too long.
     pub fn new(id: &'a str) -> Result<SourceCluster<'a>> {
         if id.is_empty() || id.len() > i16::MAX as usize {
-            return Err(Error::invalid(format!(
+            return Err(Error::invalid(text!(
                 "source cluster ID must be 1 to 32767 bytes of UTF-8, got {} bytes",
                 id.len()
             )));

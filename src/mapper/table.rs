@@ -19,7 +19,7 @@ use super::chunked::Chunked;
 pub use super::keyed::seed_hashing;
 use super::keyed::{identity_hash, mapped_hash, name_hash, same_name, Keys};
 
-use crate::error::{Error, Result};
+use crate::error::{invariant_broken, Error, Result};
 
 /// Flag: a `__mirror_state` record exists for the binding.
 pub(crate) const RECORDED: u8 = 1;
@@ -50,6 +50,19 @@ pub(crate) struct Binding {
     pub(crate) flags: u8,
 }
 
+impl Binding {
+    /// What a position past the end reads as: no producer (PID and mapped
+    /// PID -1, no mappable value; a cluster number no name has).
+    pub(crate) const VACANT: Binding = Binding {
+        pid: -1,
+        mapped: -1,
+        last_seen: i64::MIN,
+        cluster: u32::MAX,
+        salt: 0,
+        flags: 0,
+    };
+}
+
 /// A rehash function as one type: every index grows through the same
 /// instance of hashbrown's rehash code (a distinct closure type per call
 /// site would add about 1.6 KB of module each; growth is rare, a dynamic
@@ -58,6 +71,22 @@ type Rehash<'a> = &'a dyn Fn(&u32) -> u64;
 
 fn rehash<'a>(f: Rehash<'a>) -> Rehash<'a> {
     f
+}
+
+/// The hash of the name at `i` (0 for a number no name has).
+fn name_hash_at(k: &Keys, names: &[String], i: u32) -> u64 {
+    names.get(i as usize).map_or(0, |n| name_hash(k, n))
+}
+
+/// The identity hash of the binding at `i` (0 past the end).
+fn identity_hash_at(k: &Keys, all: &Chunked<Binding>, i: u32) -> u64 {
+    all.get(i as usize)
+        .map_or(0, |b| identity_hash(k, b.cluster, b.pid))
+}
+
+/// The mapped-PID hash of the binding at `i` (0 past the end).
+fn mapped_hash_at(k: &Keys, all: &Chunked<Binding>, i: u32) -> u64 {
+    all.get(i as usize).map_or(0, |b| mapped_hash(k, b.mapped))
 }
 
 /// Bindings and cluster names with their indexes.
@@ -137,7 +166,7 @@ impl Table {
             self.cluster_refs.try_reserve(clusters).map_err(oom)?;
             let (k, names) = (&self.keys, &self.clusters);
             self.cluster_index
-                .try_reserve(clusters, rehash(&|&i| name_hash(k, &names[i as usize])))
+                .try_reserve(clusters, rehash(&|&i| name_hash_at(k, names, i)))
                 .map_err(|_| out_of_memory("the binding table"))?;
         }
         if bindings > 0 {
@@ -146,19 +175,10 @@ impl Table {
             self.bindings.try_reserve(bindings).map_err(oom)?;
             let (k, all) = (&self.keys, &self.bindings);
             self.by_identity
-                .try_reserve(
-                    bindings,
-                    rehash(&|&i| {
-                        let b = &all[i as usize];
-                        identity_hash(k, b.cluster, b.pid)
-                    }),
-                )
+                .try_reserve(bindings, rehash(&|&i| identity_hash_at(k, all, i)))
                 .map_err(|_| out_of_memory("the binding table"))?;
             self.by_mapped
-                .try_reserve(
-                    bindings,
-                    rehash(&|&i| mapped_hash(k, all[i as usize].mapped)),
-                )
+                .try_reserve(bindings, rehash(&|&i| mapped_hash_at(k, all, i)))
                 .map_err(|_| out_of_memory("the binding table"))?;
         }
         Ok(())
@@ -185,7 +205,9 @@ impl Table {
 
     /// Whether any binding uses the name at `cluster`.
     pub(crate) fn cluster_used(&self, cluster: u32) -> bool {
-        self.cluster_refs[cluster as usize] > 0
+        self.cluster_refs
+            .get(cluster as usize)
+            .is_some_and(|&r| r > 0)
     }
 
     /// Names bound by at least one binding, and their bytes.
@@ -206,8 +228,13 @@ impl Table {
         )
     }
 
+    /// The name at `cluster` (empty for a number no name has, which a
+    /// binding's never is).
     pub(crate) fn cluster_name(&self, cluster: u32) -> &str {
-        &self.clusters[cluster as usize]
+        match self.clusters.get(cluster as usize) {
+            Some(name) => name,
+            None => invariant_broken("a cluster number without a name", ""),
+        }
     }
 
     #[inline]
@@ -229,7 +256,9 @@ impl Table {
         let found = self
             .cluster_index
             .find(name_hash(&self.keys, name), |&i| {
-                same_name(&self.clusters[i as usize], name)
+                self.clusters
+                    .get(i as usize)
+                    .is_some_and(|n| same_name(n, name))
             })
             .copied()?;
         self.recent.set(found);
@@ -251,7 +280,7 @@ impl Table {
         self.cluster_index.insert_unique(
             name_hash(k, name),
             idx,
-            rehash(&|&i| name_hash(k, &clusters[i as usize])),
+            rehash(&|&i| name_hash_at(k, clusters, i)),
         );
         idx
     }
@@ -261,14 +290,15 @@ impl Table {
     pub(crate) fn truncate_clusters(&mut self, len: usize) {
         while self.clusters.len() > len {
             let idx = self.clusters.len() - 1;
-            debug_assert_eq!(self.cluster_refs[idx], 0);
-            let h = name_hash(&self.keys, &self.clusters[idx]);
+            debug_assert_eq!(self.cluster_refs.get(idx), Some(&0));
+            let h = name_hash_at(&self.keys, &self.clusters, idx as u32);
             if let Ok(entry) = self.cluster_index.find_entry(h, |&i| i as usize == idx) {
                 entry.remove();
             }
             self.unused_clusters -= 1;
-            self.name_bytes -= self.clusters[idx].len();
-            self.clusters.pop();
+            if let Some(name) = self.clusters.pop() {
+                self.name_bytes -= name.len();
+            }
             self.cluster_refs.pop();
         }
     }
@@ -282,33 +312,37 @@ impl Table {
     /// Frees every name no binding uses: the remaining names keep their
     /// order, bindings are renumbered, and the indexes rebuilt. Only when no
     /// savepoint is open (it would remember positions). Costs one pass over
-    /// the bindings.
+    /// the bindings. Without memory for the renumbering (4 bytes a name)
+    /// it leaves the names as they are.
     pub(crate) fn compact_clusters(&mut self) {
         if self.unused_clusters == 0 {
             return;
         }
-        let mut renumber = vec![u32::MAX; self.clusters.len()];
+        let mut renumber = Vec::new();
+        if renumber.try_reserve_exact(self.clusters.len()).is_err() {
+            return;
+        }
+        renumber.resize(self.clusters.len(), u32::MAX);
         let mut kept = 0u32;
-        for (i, &refs) in self.cluster_refs.iter().enumerate() {
+        for (new, &refs) in renumber.iter_mut().zip(&self.cluster_refs) {
             if refs > 0 {
-                renumber[i] = kept;
+                *new = kept;
                 kept += 1;
             }
         }
-        let names = std::mem::take(&mut self.clusters);
-        let refs = std::mem::take(&mut self.cluster_refs);
-        for (name, r) in names.into_iter().zip(refs) {
-            if r > 0 {
-                self.clusters.push(name);
-                self.cluster_refs.push(r);
-            }
-        }
+        // In place, in order: nothing to allocate.
+        let mut used = self.cluster_refs.iter().map(|&r| r > 0);
+        self.clusters.retain(|_| used.next().unwrap_or(false));
+        self.cluster_refs.retain(|&r| r > 0);
         self.clusters.shrink_to_fit();
         self.cluster_refs.shrink_to_fit();
         self.name_bytes = self.clusters.iter().map(String::len).sum();
         self.unused_clusters = 0;
         for b in self.bindings.iter_mut() {
-            b.cluster = renumber[b.cluster as usize];
+            b.cluster = renumber
+                .get(b.cluster as usize)
+                .copied()
+                .unwrap_or(u32::MAX);
         }
         let k = self.keys;
         self.cluster_index.clear();
@@ -317,7 +351,7 @@ impl Table {
             self.cluster_index.insert_unique(
                 name_hash(&k, name),
                 i as u32,
-                rehash(&|&j| name_hash(&k, &clusters[j as usize])),
+                rehash(&|&j| name_hash_at(&k, clusters, j)),
             );
         }
         self.by_identity.clear();
@@ -326,10 +360,7 @@ impl Table {
             self.by_identity.insert_unique(
                 identity_hash(&k, b.cluster, b.pid),
                 i as u32,
-                rehash(&|&j| {
-                    let b = &all[j as usize];
-                    identity_hash(&k, b.cluster, b.pid)
-                }),
+                rehash(&|&j| identity_hash_at(&k, all, j)),
             );
         }
     }
@@ -340,29 +371,36 @@ impl Table {
         self.bindings.len()
     }
 
-    /// The first `n` bindings, in order.
+    /// The first `n` (at most [`Table::len`]) bindings, in order.
     pub(crate) fn first(&self, n: usize) -> impl ExactSizeIterator<Item = &Binding> + Clone + '_ {
-        self.bindings.first(n)
+        (0..n.min(self.len())).map(move |i| self.get(i))
     }
 
+    /// The binding at `idx`, which the caller found in this table (past
+    /// the end, [`Binding::VACANT`]).
     #[inline(always)]
     pub(crate) fn get(&self, idx: usize) -> &Binding {
-        &self.bindings[idx]
+        match self.bindings.get(idx) {
+            Some(b) => b,
+            None => invariant_broken("a binding past the end", &Binding::VACANT),
+        }
     }
 
     /// Sets the fields no index depends on.
     pub(crate) fn set_state(&mut self, idx: usize, last_seen: i64, flags: u8) {
-        let b = &mut self.bindings[idx];
-        b.last_seen = last_seen;
-        b.flags = flags;
+        if let Some(b) = self.bindings.get_mut(idx) {
+            b.last_seen = last_seen;
+            b.flags = flags;
+        }
     }
 
     #[inline(always)]
     pub(crate) fn find_identity(&self, cluster: u32, pid: i64) -> Option<usize> {
         self.by_identity
             .find(identity_hash(&self.keys, cluster, pid), |&i| {
-                let b = &self.bindings[i as usize];
-                b.cluster == cluster && b.pid == pid
+                self.bindings
+                    .get(i as usize)
+                    .is_some_and(|b| b.cluster == cluster && b.pid == pid)
             })
             .map(|&i| i as usize)
     }
@@ -372,7 +410,7 @@ impl Table {
         self.by_mapped
             .iter_hash(mapped_hash(&self.keys, mapped))
             .map(|&i| i as usize)
-            .filter(move |&i| self.bindings[i].mapped == mapped)
+            .filter(move |&i| self.bindings.get(i).is_some_and(|b| b.mapped == mapped))
     }
 
     /// Appends a binding; returns its position. The caller has made room
@@ -380,32 +418,31 @@ impl Table {
     pub(crate) fn insert(&mut self, b: Binding) -> usize {
         let idx = self.bindings.len();
         self.bindings.push(b);
-        let refs = &mut self.cluster_refs[b.cluster as usize];
-        if *refs == 0 {
-            self.unused_clusters -= 1;
+        if let Some(refs) = self.cluster_refs.get_mut(b.cluster as usize) {
+            if *refs == 0 {
+                self.unused_clusters -= 1;
+            }
+            *refs += 1;
         }
-        *refs += 1;
         let (k, bindings) = (&self.keys, &self.bindings);
         self.by_identity.insert_unique(
             identity_hash(k, b.cluster, b.pid),
             idx as u32,
-            rehash(&|&i| {
-                let b = &bindings[i as usize];
-                identity_hash(k, b.cluster, b.pid)
-            }),
+            rehash(&|&i| identity_hash_at(k, bindings, i)),
         );
         self.by_mapped.insert_unique(
             mapped_hash(k, b.mapped),
             idx as u32,
-            rehash(&|&i| mapped_hash(k, bindings[i as usize].mapped)),
+            rehash(&|&i| mapped_hash_at(k, bindings, i)),
         );
         idx
     }
 
     /// Removes the binding at `idx`; the last binding moves into its place.
-    pub(crate) fn remove_at(&mut self, idx: usize) -> Binding {
+    /// `None`, and nothing changed, past the end.
+    pub(crate) fn remove_at(&mut self, idx: usize) -> Option<Binding> {
         let k = self.keys;
-        let b = self.bindings[idx];
+        let b = *self.bindings.get(idx)?;
         let last = self.bindings.len() - 1;
         let pos = idx as u32;
         if let Ok(e) = self
@@ -420,8 +457,7 @@ impl Table {
         {
             e.remove();
         }
-        if idx != last {
-            let moved = self.bindings[last];
+        if let Some(&moved) = self.bindings.get(last).filter(|_| idx != last) {
             let from = last as u32;
             if let Some(slot) = self
                 .by_identity
@@ -436,10 +472,11 @@ impl Table {
                 *slot = pos;
             }
         }
-        let refs = &mut self.cluster_refs[b.cluster as usize];
-        *refs -= 1;
-        if *refs == 0 {
-            self.unused_clusters += 1;
+        if let Some(refs) = self.cluster_refs.get_mut(b.cluster as usize) {
+            *refs -= 1;
+            if *refs == 0 {
+                self.unused_clusters += 1;
+            }
         }
         self.bindings.swap_remove(idx)
     }

@@ -33,7 +33,9 @@ impl Trust {
     pub(crate) fn allows(&self, source: &str, region: u32) -> bool {
         self.allowed
             .binary_search_by(|(s, _)| s.as_str().cmp(source))
-            .is_ok_and(|i| self.allowed[i].1.binary_search(&region).is_ok())
+            .ok()
+            .and_then(|i| self.allowed.get(i))
+            .is_some_and(|(_, regions)| regions.binary_search(&region).is_ok())
     }
 }
 
