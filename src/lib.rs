@@ -64,6 +64,7 @@ pub mod rewrite;
 pub mod sim;
 pub mod snapshot;
 pub mod topic;
+pub mod vec;
 pub mod wire;
 
 #[cfg(feature = "js")]

@@ -26,6 +26,13 @@ pub struct RewriteOptions {
     /// The input ends on a batch boundary: a truncated tail is an error
     /// instead of being left for the next fetch.
     pub complete: bool,
+    /// A header rewrite leaves [`RewriteResult::batches`] empty: for a
+    /// host that reads only the slots and the records (the broker module,
+    /// whose ABI reports no outcome), building an outcome for every batch
+    /// was a tenth of a batch's cost. A rewrite of the bytes themselves
+    /// needs the outcomes to write them, and records them whatever this
+    /// says.
+    pub skip_outcomes: bool,
 }
 
 /// What happened to one v2 batch.
@@ -189,6 +196,7 @@ impl Mapper {
                         walker,
                         now_ms,
                         options.strict_crc,
+                        true,
                         out,
                         &mut NoSlots,
                     )?;
@@ -212,7 +220,8 @@ impl Mapper {
                 changed.clear();
                 let mapped = self.atomically(|m| {
                     let walker = Batches::headers(view, options.complete);
-                    m.map_batches(source, walker, now_ms, false, out, &mut changed)?;
+                    let outcomes = !options.skip_outcomes;
+                    m.map_batches(source, walker, now_ms, false, outcomes, out, &mut changed)?;
                     then(out)
                 });
                 if mapped.is_ok() {
@@ -258,15 +267,18 @@ impl Mapper {
     }
 
     /// Walks the fetch, mapping each v2 batch's producer and recording its
-    /// outcome in `out`, and in `changed` the entry index, size and new PID
-    /// of each batch whose PID changes; writes nothing to the fetch.
+    /// outcome in `out` (with `outcomes`), and in `changed` the entry
+    /// index, size and new PID of each batch whose PID changes; writes
+    /// nothing to the fetch.
     #[inline(never)]
+    #[allow(clippy::too_many_arguments)]
     fn map_batches(
         &mut self,
         source: SourceCluster<'_>,
         mut walker: Batches<'_>,
         now_ms: i64,
         strict_crc: bool,
+        outcomes: bool,
         out: &mut RewriteResult,
         changed: &mut dyn Changed,
     ) -> Result<()> {
@@ -296,7 +308,9 @@ impl Mapper {
             let pid = batch.producer_id();
             // Room for this batch's outcome, its save and its record
             // first, so that nothing below fails to allocate.
-            room(&mut out.batches, 1, RESULTS)?;
+            if outcomes {
+                room(&mut out.batches, 1, RESULTS)?;
+            }
             self.reserve_saves(1)?;
             let bound = match cluster {
                 Some(c) if pid >= 0 => self.table.find_identity(c, pid),
@@ -332,15 +346,17 @@ impl Mapper {
             if mapped != pid {
                 changed.push(walker.entries() - 1, batch.size(), mapped)?;
             }
-            out.batches.push(BatchOutcome {
-                offset,
-                base_offset: batch.base_offset(),
-                original_pid: pid,
-                mapped_pid: mapped,
-                salt,
-                transactional: batch.is_transactional(),
-                control,
-            });
+            if outcomes {
+                out.batches.push(BatchOutcome {
+                    offset,
+                    base_offset: batch.base_offset(),
+                    original_pid: pid,
+                    mapped_pid: mapped,
+                    salt,
+                    transactional: batch.is_transactional(),
+                    control,
+                });
+            }
         }
         out.consumed = walker.consumed();
         Ok(())

@@ -183,7 +183,7 @@ proptest! {
             1..5,
         ),
     ) {
-        let (mut a, mut b) = (mapper(), mapper());
+        let (mut a, mut b, mut c) = (mapper(), mapper(), mapper());
         for (parts, flips, cut, truncate, max_slots, complete) in fetches {
             let mut fetch: Vec<u8> = parts.iter().flat_map(encode).collect();
             if !fetch.is_empty() {
@@ -195,23 +195,45 @@ proptest! {
                     fetch.truncate(cut.index(fetch.len() + 1));
                 }
             }
-            let options = RewriteOptions { strict_crc: false, complete };
+            let options = RewriteOptions {
+                strict_crc: false,
+                complete,
+                ..RewriteOptions::default()
+            };
             let prefix = gathered_prefix(&fetch, max_slots);
             let whole = by_buffer(&mut a, &fetch[..prefix], options);
             let headers = by_headers(&mut b, &fetch, max_slots, options);
-            match (whole, headers) {
-                (Ok((n1, bytes1, out1)), Ok((n2, bytes2, out2))) => {
+            // The broker module's rewrite: the same, but no outcomes.
+            let lean_options = RewriteOptions { skip_outcomes: true, ..options };
+            let lean = by_headers(&mut c, &fetch, max_slots, lean_options);
+            match (whole, headers, lean) {
+                (Ok((n1, bytes1, out1)), Ok((n2, bytes2, out2)), Ok((n3, bytes3, out3))) => {
                     prop_assert_eq!(n1, n2);
                     prop_assert_eq!(&bytes1[..], &bytes2[..prefix]);
                     prop_assert_eq!(&fetch[prefix..], &bytes2[prefix..], "ungathered bytes untouched");
-                    prop_assert_eq!(out1, out2);
+                    prop_assert_eq!(&out1, &out2);
+                    prop_assert_eq!(n3, n2);
+                    prop_assert_eq!(&bytes3, &bytes2);
+                    prop_assert!(out3.batches.is_empty());
+                    prop_assert_eq!(RewriteResult { batches: out2.batches.clone(), ..out3 }, out2);
                 }
-                (Err(e1), Err(e2)) => prop_assert_eq!(e1, e2),
-                (x, y) => prop_assert!(false, "buffer {:?} but headers {:?}", x.map(|r| r.0), y.map(|r| r.0)),
+                (Err(e1), Err(e2), Err(e3)) => {
+                    prop_assert_eq!(&e1, &e2);
+                    prop_assert_eq!(e3, e2);
+                }
+                (x, y, z) => prop_assert!(
+                    false,
+                    "buffer {:?} but headers {:?}, without outcomes {:?}",
+                    x.map(|r| r.0),
+                    y.map(|r| r.0),
+                    z.map(|r| r.0)
+                ),
             }
             prop_assert_eq!(common::state(&a), common::state(&b));
+            prop_assert_eq!(common::state(&c), common::state(&b));
             a.confirm();
             b.confirm();
+            c.confirm();
         }
     }
 }
@@ -285,6 +307,7 @@ fn strict_crc_and_inconsistent_slots_are_refused_with_nothing_changed() {
     let strict = RewriteOptions {
         strict_crc: true,
         complete: false,
+        ..RewriteOptions::default()
     };
     let mut out = RewriteResult::default();
     let mut view = HeaderView::new(&mut slots, fetch.len()).unwrap();
@@ -355,4 +378,27 @@ fn a_control_batch_with_longest_varints_reads_the_same_marker_from_its_window() 
     assert_eq!(whole.2.batches[0].control, Some(ControlType::Commit));
     assert_eq!(whole.2, headers.2);
     assert_eq!(whole.1, headers.1);
+}
+
+#[test]
+fn a_rewrite_of_the_bytes_records_its_outcomes_whatever_skip_outcomes_says() {
+    let fetch = encode(&Part::Data {
+        pid: 3,
+        txn: false,
+        sizes: vec![100],
+    });
+    let lean = RewriteOptions {
+        skip_outcomes: true,
+        ..RewriteOptions::default()
+    };
+    let (mut a, mut b) = (mapper(), mapper());
+    let (mut x, mut y) = (fetch.clone(), fetch.clone());
+    let with = a.rewrite("east", &mut x, 1_000, lean).unwrap();
+    let without = b
+        .rewrite("east", &mut y, 1_000, RewriteOptions::default())
+        .unwrap();
+    assert_eq!(with, without);
+    assert_eq!(with.batches.len(), 1);
+    assert_ne!(x, fetch, "the batch was rewritten");
+    assert_eq!(x, y);
 }

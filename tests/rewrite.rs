@@ -92,6 +92,7 @@ fn kafka_protocol_batches_every_compression() {
                     RewriteOptions {
                         strict_crc: true,
                         complete: true,
+                        ..RewriteOptions::default()
                     },
                 )
                 .unwrap();
@@ -140,6 +141,7 @@ fn control_batches_close_transactions_and_decode() {
                 RewriteOptions {
                     strict_crc: true,
                     complete: true,
+                    ..RewriteOptions::default()
                 },
             )
             .unwrap();
@@ -295,6 +297,7 @@ fn mixed_buffer_with_truncated_tail() {
             RewriteOptions {
                 strict_crc: false,
                 complete: true,
+                ..RewriteOptions::default()
             },
         )
         .unwrap_err();
@@ -349,6 +352,7 @@ fn malformed_buffers_are_errors_and_change_nothing() {
             RewriteOptions {
                 strict_crc: true,
                 complete: false,
+                ..RewriteOptions::default()
             },
             {
                 let b = mirrorpid::batch::Batches::new(&bad_crc)

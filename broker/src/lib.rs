@@ -194,6 +194,8 @@ fn rewrite(
         let options = RewriteOptions {
             strict_crc: flags & FLAG_STRICT_CRC != 0,
             complete: flags & FLAG_COMPLETE != 0,
+            // The ABI reports no batch outcome.
+            skip_outcomes: true,
         };
         let fetch_len = match fetch_len {
             Some(n) => Some(size(n, "fetch length")?),

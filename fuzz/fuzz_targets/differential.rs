@@ -392,6 +392,7 @@ fuzz_target!(|data: &[u8]| {
                 let options = RewriteOptions {
                     strict_crc: flags & 1 != 0,
                     complete: flags & 2 != 0,
+                    ..RewriteOptions::default()
                 };
                 let mut via_module = fetch.clone();
                 // What the native core is given: the whole fetch, or the

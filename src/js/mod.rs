@@ -76,6 +76,7 @@ fn rewrite_options(options: Option<JsValue>) -> Result<RewriteOptions, JsError> 
     Ok(RewriteOptions {
         strict_crc: o.strict_crc,
         complete: o.complete,
+        ..RewriteOptions::default()
     })
 }
 

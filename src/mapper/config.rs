@@ -245,13 +245,7 @@ impl Origins {
                 .get_mut(i)
                 .map(|(_, old)| std::mem::replace(old, origins)),
             Err(i) => {
-                // At the end, then rotated into place (`Vec::insert`
-                // asserts its index).
-                self.0.push((source, origins));
-                match self.0.get_mut(i..) {
-                    Some(tail) if !tail.is_empty() => tail.rotate_right(1),
-                    _ => {}
-                }
+                crate::vec::insert_at(&mut self.0, i, (source, origins));
                 None
             }
         }

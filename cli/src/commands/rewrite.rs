@@ -90,6 +90,7 @@ pub fn run(a: &RewriteArgs) -> Result<String> {
     let options = RewriteOptions {
         strict_crc: false,
         complete: true,
+        ..RewriteOptions::default()
     };
     // Batch by batch, so a long file shows progress and every message
     // names the batch's offset in the file.

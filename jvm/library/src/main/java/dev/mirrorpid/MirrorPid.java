@@ -1,7 +1,6 @@
 package dev.mirrorpid;
 
 import com.dylibso.chicory.compiler.MachineFactoryCompiler;
-import com.dylibso.chicory.runtime.ByteArrayMemory;
 import com.dylibso.chicory.runtime.Instance;
 import com.dylibso.chicory.runtime.Machine;
 import com.dylibso.chicory.wasm.Parser;
@@ -94,11 +93,12 @@ public final class MirrorPid {
     Instance instantiate() {
         MemoryLimits declared = module.memorySection().orElseThrow().getMemory(0).limits();
         int pages = Math.max(declared.initialPages(), Math.min(maxPages, declared.maximumPages()));
-        // Linear memory in a byte[] (Chicory's ByteArrayMemory, loads and stores through
-        // VarHandles): a rewrite ran about a quarter faster than on its default ByteBuffer.
+        // Linear memory in one byte[] (FlatMemory: a load or store is one comparison and one
+        // VarHandle access), not Chicory's default ByteBuffer nor its paged ByteArrayMemory
+        // (docs/PERFORMANCE.md, "On the JVM").
         Instance.Builder b = Instance.builder(module)
                 .withMemoryLimits(new MemoryLimits(declared.initialPages(), pages))
-                .withMemoryFactory(ByteArrayMemory::new);
+                .withMemoryFactory(FlatMemory::new);
         if (machines != null) {
             b.withMachineFactory(machines);
         }

@@ -343,13 +343,16 @@ public final class PidMapper implements AutoCloseable {
     private int putSource(String sourceClusterId) {
         Objects.requireNonNull(sourceClusterId, "sourceClusterId");
         ensureOpen();
-        if (sourceClusterId.equals(sourceString) && (source.length == 0 || sourcePtr != 0)) {
-            return source.length == 0 ? 0 : sourcePtr;
+        // The ID in the module already (an empty one needs no block): where it is.
+        boolean held = source.length == 0 || sourcePtr != 0;
+        int at = source.length == 0 ? 0 : sourcePtr;
+        if (held && sourceClusterId.equals(sourceString)) {
+            return at;
         }
         byte[] id = sourceClusterId.getBytes(StandardCharsets.UTF_8);
-        if (Arrays.equals(id, source) && (id.length == 0 || sourcePtr != 0)) {
+        if (held && Arrays.equals(id, source)) {
             sourceString = sourceClusterId;
-            return id.length == 0 ? 0 : sourcePtr;
+            return at;
         }
         if (id.length > sourceCap) {
             if (sourcePtr != 0) {
