@@ -50,11 +50,4 @@ final class Abi {
     static long getLong(byte[] b, int at) {
         return (long) getInt(b, at) << 32 | (getInt(b, at + 4) & 0xffffffffL);
     }
-
-    static void putInt(byte[] b, int at, int v) {
-        b[at] = (byte) (v >>> 24);
-        b[at + 1] = (byte) (v >>> 16);
-        b[at + 2] = (byte) (v >>> 8);
-        b[at + 3] = (byte) v;
-    }
 }

@@ -12,6 +12,7 @@ import com.dylibso.chicory.wasm.types.MemoryLimits;
 import com.dylibso.chicory.wasm.types.PassiveDataSegment;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
+import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.util.Arrays;
 
@@ -191,6 +192,15 @@ final class FlatMemory implements Memory {
                     + " of " + data.length);
         }
         System.arraycopy(data, offset, bytes, range(addr, n), n);
+    }
+
+    /**
+     * Copies {@code n} bytes of {@code src} from its index {@code from} (its position and limit
+     * unchanged) to {@code addr}: how a rewrite's header windows come in from the caller's buffer
+     * with no copy between.
+     */
+    void write(int addr, ByteBuffer src, int from, int n) {
+        src.get(from, bytes, range(addr, n), n);
     }
 
     @Override

@@ -45,8 +45,7 @@ public final class PidMapper implements AutoCloseable {
     private int sourcePtr, sourceCap;
     /** The slots block in the module, and its capacity in slots. */
     private int slotsPtr, slotsCap;
-    /** The gathered slots, and the offset of each slot's entry in the fetch. */
-    private byte[] slots = new byte[0];
+    /** The offset in the fetch of each slot's entry. */
     private int[] offsets = new int[0];
 
     private PidMapper(Instance instance, int handle) {
@@ -126,7 +125,15 @@ public final class PidMapper implements AutoCloseable {
         int count = gather(fetch, base, length);
         int srcPtr = putSource(sourceClusterId);
         ensureSlots(count);
-        memory.write(slotsPtr, slots, 0, count * Abi.SLOT_BYTES);
+        // Each entry's window straight from the caller's buffer into its slot in linear memory,
+        // with its length (big-endian, as the module reads it).
+        FlatMemory flat = (FlatMemory) memory;
+        for (int i = 0; i < count; i++) {
+            int slot = slotsPtr + i * Abi.SLOT_BYTES;
+            int n = Math.min(Abi.WINDOW, length - offsets[i]);
+            flat.write(slot, fetch, base + offsets[i], n);
+            flat.writeI32(slot + Abi.SLOT_LEN_OFFSET, Integer.reverseBytes(n));
+        }
         int flags = complete ? Abi.FLAG_COMPLETE : 0;
         int consumed = status("mp_rewrite_headers", () -> rewriteHeaders.apply(
                 handle, srcPtr, source.length, slotsPtr, count, length, nowMs, flags));
@@ -156,28 +163,25 @@ public final class PidMapper implements AutoCloseable {
     }
 
     /**
-     * Gathers the header slots of the fetch at {@code base}, {@code length} bytes, into {@link
-     * #slots} ({@code docs/ABI.md}'s loop); returns how many.
+     * Finds the entries of the fetch at {@code base}, {@code length} bytes, as {@code
+     * docs/ABI.md}'s gathering loop does: their offsets into {@link #offsets}; returns how many.
+     * Only each entry's batchLength is read here, the windows are copied into the slots after.
      */
     private int gather(ByteBuffer fetch, int base, int length) {
+        boolean big = fetch.order() == ByteOrder.BIG_ENDIAN;
         int count = 0;
         long pos = 0;
         while (pos < length) {
             if (count == offsets.length) {
-                int grown = Math.max(16, count * 2);
-                offsets = Arrays.copyOf(offsets, grown);
-                slots = Arrays.copyOf(slots, grown * Abi.SLOT_BYTES);
+                offsets = Arrays.copyOf(offsets, Math.max(16, count * 2));
             }
             int at = (int) pos;
-            int n = (int) Math.min(Abi.WINDOW, length - pos);
-            int slot = count * Abi.SLOT_BYTES;
-            fetch.get(base + at, slots, slot, n);
-            Abi.putInt(slots, slot + Abi.SLOT_LEN_OFFSET, n);
             offsets[count++] = at;
-            if (n < Abi.LOG_OVERHEAD) {
+            if (length - at < Abi.LOG_OVERHEAD) {
                 break;
             }
-            int batchLength = Abi.getInt(slots, slot + Abi.LENGTH_OFFSET);
+            int raw = fetch.getInt(base + at + Abi.LENGTH_OFFSET);
+            int batchLength = big ? raw : Integer.reverseBytes(raw);
             if (batchLength < 0) {
                 break;
             }
