@@ -208,12 +208,20 @@ fn crc0_8_over_x32(bytes: &[u8; 8]) -> u32 {
 ///
 /// Valid for any CRC-32C message, whatever bytes precede the patch.
 pub fn patch(crc: u32, old: &[u8; 8], new: &[u8; 8], bytes_after: u64) -> u32 {
+    crc ^ patch_delta(old, new, bytes_after)
+}
+
+/// What [`patch`] XORs into the CRC: the CRC's change when `old` becomes
+/// `new` with `bytes_after` bytes after them (0 when they are equal). An
+/// XOR commutes with byte order, so a CRC stored big-endian is patched by
+/// XORing this one's big-endian bytes into it, with no need to read it.
+pub fn patch_delta(old: &[u8; 8], new: &[u8; 8], bytes_after: u64) -> u32 {
     // One word, not eight bytes: the delta in the order of the bytes.
     let delta = u64::from_le_bytes(*old) ^ u64::from_le_bytes(*new);
     if delta == 0 {
-        return crc;
+        return 0;
     }
-    crc ^ shift32(crc0_8_over_x32(&delta.to_le_bytes()), bytes_after)
+    shift32(crc0_8_over_x32(&delta.to_le_bytes()), bytes_after)
 }
 
 #[cfg(test)]
@@ -308,6 +316,12 @@ mod tests {
             msg[at..at + 8].copy_from_slice(&new);
             let after = (msg.len() - at - 8) as u64;
             assert_eq!(patch(before, &old, &new, after), crc32c(&msg), "at {at}");
+            assert_eq!(
+                patch_delta(&old, &new, after),
+                before ^ crc32c(&msg),
+                "at {at}"
+            );
+            assert_eq!(patch_delta(&new, &new, after), 0);
         }
     }
 }

@@ -191,15 +191,7 @@ impl Mapper {
                     } else {
                         Batches::new(buf)
                     };
-                    m.map_batches(
-                        source,
-                        walker,
-                        now_ms,
-                        options.strict_crc,
-                        true,
-                        out,
-                        &mut NoSlots,
-                    )?;
+                    m.map_batches(source, walker, now_ms, options.strict_crc, true, out, None)?;
                     then(out)
                 })?;
                 // The bytes last, once nothing can fail.
@@ -221,7 +213,15 @@ impl Mapper {
                 let mapped = self.atomically(|m| {
                     let walker = Batches::headers(view, options.complete);
                     let outcomes = !options.skip_outcomes;
-                    m.map_batches(source, walker, now_ms, false, outcomes, out, &mut changed)?;
+                    m.map_batches(
+                        source,
+                        walker,
+                        now_ms,
+                        false,
+                        outcomes,
+                        out,
+                        Some(&mut changed),
+                    )?;
                     then(out)
                 });
                 if mapped.is_ok() {
@@ -280,7 +280,7 @@ impl Mapper {
         strict_crc: bool,
         outcomes: bool,
         out: &mut RewriteResult,
-        changed: &mut dyn Changed,
+        mut changed: Option<&mut Changed>,
     ) -> Result<()> {
         // The source's cluster index, looked up once per call, not per batch.
         let mut cluster = self.table.find_cluster(source.as_str());
@@ -344,7 +344,10 @@ impl Mapper {
                 out.records.push(*record);
             }
             if mapped != pid {
-                changed.push(walker.entries() - 1, batch.size(), mapped)?;
+                if let Some(changed) = changed.as_deref_mut() {
+                    room(changed, 1, RESULTS)?;
+                    changed.push((walker.entries() - 1, batch.size(), mapped));
+                }
             }
             if outcomes {
                 out.batches.push(BatchOutcome {
@@ -363,27 +366,7 @@ impl Mapper {
     }
 }
 
-/// Where a rewrite notes the batches whose producer ID changes (entry
-/// index, batch size, new PID): a header view's rewrite needs them to
-/// find the slots; a buffer's finds the batches by offset instead.
-trait Changed {
-    fn push(&mut self, index: usize, size: usize, pid: i64) -> Result<()>;
-}
-
-/// A buffer's rewrite: nothing to note.
-struct NoSlots;
-
-impl Changed for NoSlots {
-    #[inline(always)]
-    fn push(&mut self, _: usize, _: usize, _: i64) -> Result<()> {
-        Ok(())
-    }
-}
-
-impl Changed for Vec<(usize, usize, i64)> {
-    fn push(&mut self, index: usize, size: usize, pid: i64) -> Result<()> {
-        room(self, 1, RESULTS)?;
-        Vec::push(self, (index, size, pid));
-        Ok(())
-    }
-}
+/// Where a header rewrite notes the batches whose producer ID changes
+/// (entry index, batch size, new PID), to find their slots after; a
+/// buffer's rewrite finds the batches by offset instead and passes none.
+type Changed = Vec<(usize, usize, i64)>;

@@ -344,6 +344,9 @@ fn with_state<R>(f: impl FnOnce(&mut State) -> R) -> R {
 /// WebAssembly's one thread never sees; were it to, a call would find an
 /// empty state and its state would be dropped after it, not a panic.
 #[inline(never)]
+// `unwrap_or(State::EMPTY)` would build a placeholder and drop it on every
+// call: the drop is the cost `with_state` avoids.
+#[allow(clippy::unnecessary_lazy_evaluations)]
 fn take_state() -> State {
     STATE
         .try_with(|s| s.replace(State::EMPTY))

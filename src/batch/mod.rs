@@ -324,10 +324,13 @@ impl<'a> BatchMut<'a> {
         let at = PRODUCER_ID_OFFSET;
         let old: [u8; 8] = be(self.bytes, at);
         let new = pid.to_be_bytes();
-        let crc = u32::from_be_bytes(be(self.bytes, CRC_OFFSET));
         let after = (self.size - at - 8) as u64;
-        let patched = crate::crc::patch(crc, &old, &new, after);
+        let delta = crate::crc::patch_delta(&old, &new, after).to_be_bytes();
+        // The stored CRC patched byte-wise (a word in the machine's order:
+        // no byte swap of the CRC in or out).
+        let stored = u32::from_ne_bytes(be(self.bytes, CRC_OFFSET));
+        let patched = stored ^ u32::from_ne_bytes(delta);
         put(self.bytes, at, new);
-        put(self.bytes, CRC_OFFSET, patched.to_be_bytes());
+        put(self.bytes, CRC_OFFSET, patched.to_ne_bytes());
     }
 }
