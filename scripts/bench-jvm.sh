@@ -24,9 +24,12 @@ if [ "${1:-}" = mirror ]; then
   exec java -cp "$cp" org.openjdk.jmh.Main MirrorBench "$@"
 fi
 sizes="batchBytes=256,1024,4096,16384,65536,1048576"
-log "JMH: one batch of each size, each mode"
+log "JMH: one batch of each size, the compiled modes beside the naive rewrite"
 java -cp "$cp" org.openjdk.jmh.Main RewriteBench -p "$sizes" -p batches=1 \
-  -p mode=COMPILER,BUILD_TIME,INTERPRETER "$@"
+  -p mode=COMPILER,BUILD_TIME "$@"
+log "JMH: the interpreter, at the smallest and the largest size"
+java -cp "$cp" org.openjdk.jmh.Main 'RewriteBench.mirrorpid' -p batchBytes=256,1048576 -p batches=1 \
+  -p mode=INTERPRETER "$@"
 log "JMH: fetches of 1, 10, 100, 1000 batches of 256 bytes, compiled modes"
 java -cp "$cp" org.openjdk.jmh.Main RewriteBench -p batchBytes=256 -p batches=1,10,100,1000 \
   -p mode=COMPILER,BUILD_TIME "$@"
