@@ -214,7 +214,7 @@ pub fn patch(crc: u32, old: &[u8; 8], new: &[u8; 8], bytes_after: u64) -> u32 {
 /// What [`patch`] XORs into the CRC: the CRC's change when `old` becomes
 /// `new` with `bytes_after` bytes after them (0 when they are equal). An
 /// XOR commutes with byte order, so a CRC stored big-endian is patched by
-/// XORing this one's big-endian bytes into it, with no need to read it.
+/// XORing this one's big-endian bytes into its bytes, never decoding it.
 pub fn patch_delta(old: &[u8; 8], new: &[u8; 8], bytes_after: u64) -> u32 {
     // One word, not eight bytes: the delta in the order of the bytes.
     let delta = u64::from_le_bytes(*old) ^ u64::from_le_bytes(*new);

@@ -329,8 +329,9 @@ pub(crate) fn peek<T>(f: impl FnOnce(&State) -> T) -> T {
 /// Runs `f` on the state, taken out of its cell and put back after. The
 /// cell holds [`State::EMPTY`] meanwhile, which owns no memory, so it is
 /// forgotten rather than dropped: dropping it ran the allocator's free
-/// path for each of its empty buffers on every call (about 200 of a
-/// rewrite's 3,000 instructions). Nothing calls an export from inside one,
+/// path for each of its empty buffers on every call (about 180
+/// WebAssembly instructions a call, of a one-batch rewrite's 2,900
+/// before). Nothing calls an export from inside one,
 /// so what the cell held is always that placeholder.
 fn with_state<R>(f: impl FnOnce(&mut State) -> R) -> R {
     let mut state = take_state();

@@ -33,7 +33,8 @@ import org.apache.kafka.common.record.internal.MemoryRecords;
  */
 public final class PidMapper implements AutoCloseable {
     private Instance instance;
-    private Memory memory;
+    /** The instance's linear memory: a {@link FlatMemory}, as {@link MirrorPid} makes every one. */
+    private FlatMemory memory;
     private final int handle;
     private final ExportFunction alloc, free, rewriteHeaders, map, outputPtr, outputLen,
             snapshotRequired, loadRecord, snapshot, expire, expirePid, confirm, abort, pending,
@@ -50,7 +51,7 @@ public final class PidMapper implements AutoCloseable {
 
     private PidMapper(Instance instance, int handle) {
         this.instance = instance;
-        this.memory = instance.memory();
+        this.memory = (FlatMemory) instance.memory();
         this.handle = handle;
         this.alloc = instance.export("mp_alloc");
         this.free = instance.export("mp_free");
@@ -127,12 +128,11 @@ public final class PidMapper implements AutoCloseable {
         ensureSlots(count);
         // Each entry's window straight from the caller's buffer into its slot in linear memory,
         // with its length (big-endian, as the module reads it).
-        FlatMemory flat = (FlatMemory) memory;
         for (int i = 0; i < count; i++) {
             int slot = slotsPtr + i * Abi.SLOT_BYTES;
             int n = Math.min(Abi.WINDOW, length - offsets[i]);
-            flat.write(slot, fetch, base + offsets[i], n);
-            flat.writeI32(slot + Abi.SLOT_LEN_OFFSET, Integer.reverseBytes(n));
+            memory.write(slot, fetch, base + offsets[i], n);
+            memory.writeI32(slot + Abi.SLOT_LEN_OFFSET, Integer.reverseBytes(n));
         }
         int flags = complete ? Abi.FLAG_COMPLETE : 0;
         int consumed = status("mp_rewrite_headers", () -> rewriteHeaders.apply(
