@@ -5,10 +5,13 @@
 # CRC-32C recomputed with Kafka's Crc32C), in one run. With `mirror`,
 # the end-to-end mirror instead (MirrorBench: a 1 MiB fetch through the
 # MirrorLoop into Kafka's UnifiedLog, verbatim beside mirrorpid, and the
-# rewrite's share). Prints JMH's tables; docs/PERFORMANCE.md quotes them. Not
-# part of the test command.
+# rewrite's share). With `count`, no timing: how many WebAssembly
+# instructions one header rewrite runs, by function (InstructionCount).
+# Prints JMH's tables; docs/PERFORMANCE.md quotes them. Not part of the test
+# command.
 #
 #   scripts/bench-jvm.sh [mirror] [extra JMH arguments]
+#   scripts/bench-jvm.sh count [BATCHES...]
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/setup.sh"
 enter_root
@@ -18,6 +21,16 @@ cp_file=$(mktemp)
 trap 'rm -f "$cp_file"' EXIT
 (cd jvm/bench && mvn -B -q dependency:build-classpath -Dmdep.outputFile="$cp_file")
 cp="jvm/bench/target/classes:$(cat "$cp_file")"
+if [ "${1:-}" = count ]; then
+  shift
+  # The module with its names, optimised as the shipped one is.
+  named=$(mktemp --suffix=.wasm)
+  trap 'rm -f "$cp_file" "$named"' EXIT
+  wasm_opt dist/named/mirrorpid_broker.wasm "$named" "${BROKER_WASM_OPT[@]}" -g
+  log "WebAssembly instructions a header rewrite runs (Chicory's interpreter counting)"
+  java -cp "$cp" dev.mirrorpid.bench.InstructionCount "$named" "$@"
+  exit 0
+fi
 if [ "${1:-}" = mirror ]; then
   shift
   log "JMH: end-to-end mirror of a 1 MiB fetch into Kafka's UnifiedLog"

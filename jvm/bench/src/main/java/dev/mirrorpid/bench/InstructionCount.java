@@ -1,0 +1,162 @@
+package dev.mirrorpid.bench;
+
+import com.dylibso.chicory.runtime.ExportFunction;
+import com.dylibso.chicory.runtime.Instance;
+import com.dylibso.chicory.runtime.Memory;
+import com.dylibso.chicory.wasm.Parser;
+import com.dylibso.chicory.wasm.WasmModule;
+import com.dylibso.chicory.wasm.types.ExternalType;
+import com.dylibso.chicory.wasm.types.Instruction;
+import com.dylibso.chicory.wasm.types.NameCustomSection;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.IdentityHashMap;
+import java.util.Map;
+import org.apache.kafka.common.compress.Compression;
+import org.apache.kafka.common.record.internal.MemoryRecords;
+import org.apache.kafka.common.record.internal.SimpleRecord;
+
+/**
+ * How many WebAssembly instructions one header rewrite runs, by function: the measure the JVM
+ * figures of {@code docs/PERFORMANCE.md} are explained by, exact where a timing is noisy.
+ * Chicory's interpreter reports every instruction it executes to an execution listener; this
+ * drives the ABI as {@code PidMapper.rewrite} does for a fetch of bound producers (one {@code
+ * mp_rewrite_headers} and one {@code mp_output_len}) and counts that call only.
+ *
+ * <p>{@code scripts/bench-jvm.sh count} runs it on the module with its function names kept
+ * ({@code dist/named/}, optimised as the shipped one is). Arguments: the module, then the
+ * fetches' batch counts (default 1 and 100; the difference is the cost of a batch).
+ */
+public final class InstructionCount {
+    private InstructionCount() {}
+
+    /** Runs the count for each batch count in {@code args[1..]}. */
+    public static void main(String[] args) throws IOException {
+        WasmModule module = Parser.parse(Files.readAllBytes(Path.of(args[0])));
+        long previous = -1;
+        int previousBatches = 0;
+        for (int a = 1; a < Math.max(args.length, 3); a++) {
+            int batches = a < args.length ? Integer.parseInt(args[a]) : (a == 1 ? 1 : 100);
+            long[] perFunction = count(module, batches);
+            long total = 0;
+            for (long c : perFunction) {
+                total += c;
+            }
+            System.out.printf("%d batch(es): %,d instructions%s%n", batches, total,
+                    previous < 0 ? "" : String.format(", %,d a batch more than %d", (total - previous) / Math.max(1, batches - previousBatches), previousBatches));
+            print(module, perFunction, 12);
+            previous = total;
+            previousBatches = batches;
+        }
+    }
+
+    /** Instructions run by one rewrite of {@code batches} bound batches, by function index. */
+    static long[] count(WasmModule module, int batches) {
+        int bodies = module.codeSection().functionBodyCount();
+        Map<Instruction, Integer> owner = new IdentityHashMap<>();
+        for (int i = 0; i < bodies; i++) {
+            for (Instruction ins : module.codeSection().getFunctionBody(i).instructions()) {
+                owner.put(ins, i);
+            }
+        }
+        long[] counts = new long[bodies];
+        boolean[] on = {false};
+        Instance instance = Instance.builder(module)
+                .withUnsafeExecutionListener((ins, stack) -> {
+                    if (on[0]) {
+                        Integer f = owner.get(ins);
+                        if (f != null) {
+                            counts[f]++;
+                        }
+                    }
+                })
+                .build();
+        Memory memory = instance.memory();
+        instance.export("mp_hash_seed").apply(42);
+        int handle = (int) call(instance, "mp_mapper_new", put(instance,
+                "{\"topicId\": \"6f1c3b2a-9d4e-4b7f-8a1c-2d3e4f5a6b7c\", \"partition\": 0}".getBytes(StandardCharsets.UTF_8)));
+        byte[] source = "east".getBytes(StandardCharsets.UTF_8);
+        int sourcePtr = put(instance, source)[0];
+        byte[] slots = slots(batches);
+        int slotsPtr = put(instance, slots)[0];
+        int fetchLength = fetchLength(batches);
+        ExportFunction rewrite = instance.export("mp_rewrite_headers");
+        ExportFunction outputLen = instance.export("mp_output_len");
+        for (int round = 0; round < 3; round++) {
+            memory.write(slotsPtr, slots);
+            on[0] = round == 2;
+            long consumed = rewrite.apply(handle, sourcePtr, source.length, slotsPtr, batches, fetchLength, 1_700_000_000_000L, 0)[0];
+            outputLen.apply(handle);
+            on[0] = false;
+            if (consumed != fetchLength) {
+                throw new IllegalStateException("mp_rewrite_headers returned " + consumed + " of " + fetchLength);
+            }
+            if (round == 0) {
+                // Bound and confirmed: the steady state the benchmark measures.
+                instance.export("mp_confirm").apply(handle);
+            }
+        }
+        return counts;
+    }
+
+    private static long call(Instance instance, String export, int[] block) {
+        long r = instance.export(export).apply(block[0], block[1])[0];
+        if (r < 0) {
+            throw new IllegalStateException(export + " returned " + r);
+        }
+        return r;
+    }
+
+    /** {@code bytes} in a block of the module's: its address and length. */
+    private static int[] put(Instance instance, byte[] bytes) {
+        int p = (int) instance.export("mp_alloc").apply(bytes.length)[0];
+        instance.memory().write(p, bytes);
+        return new int[] {p, bytes.length};
+    }
+
+    private static ByteBuffer fetch(int batches) {
+        ByteBuffer all = ByteBuffer.allocate(400 * batches);
+        for (int i = 0; i < batches; i++) {
+            all.put(MemoryRecords.withIdempotentRecords(Compression.NONE, 1000L + i, (short) 0, 0,
+                    new SimpleRecord(new byte[200])).buffer());
+        }
+        return all.flip();
+    }
+
+    private static int fetchLength(int batches) {
+        return fetch(batches).remaining();
+    }
+
+    /** The fetch's header slots, as {@code docs/ABI.md}'s gathering loop makes them. */
+    private static byte[] slots(int batches) {
+        ByteBuffer fetch = fetch(batches);
+        ByteBuffer slots = ByteBuffer.allocate(batches * 120);
+        int pos = 0;
+        for (int i = 0; i < batches; i++) {
+            int n = Math.min(112, fetch.limit() - pos);
+            slots.put(i * 120, fetch, pos, n);
+            slots.putInt(i * 120 + 112, n);
+            pos += 12 + fetch.getInt(pos + 8);
+        }
+        return slots.array();
+    }
+
+    private static void print(WasmModule module, long[] counts, int top) {
+        int imports = module.importSection().count(ExternalType.FUNCTION);
+        NameCustomSection names = module.nameSection();
+        Integer[] order = new Integer[counts.length];
+        for (int i = 0; i < order.length; i++) {
+            order[i] = i;
+        }
+        java.util.Arrays.sort(order, (x, y) -> Long.compare(counts[y], counts[x]));
+        for (int k = 0; k < Math.min(top, order.length) && counts[order[k]] > 0; k++) {
+            String name = names == null ? null : names.nameOfFunction(order[k] + imports);
+            // Rust's symbols without their hash suffix.
+            String shown = name == null ? "func " + (order[k] + imports) : name.replaceAll("17h[0-9a-f]{16}E$", "");
+            System.out.printf("  %,8d  %s%n", counts[order[k]], shown);
+        }
+    }
+}
