@@ -8,6 +8,7 @@ import java.io.File;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.EnumMap;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -40,13 +41,7 @@ class ChainTest {
             SourceCluster b = clusters.get(1);
             SourceCluster c = clusters.get(2);
             SourceCluster d = clusters.get(3);
-            for (Strategy s : Strategy.values()) {
-                List<Lane> lanes = new ArrayList<>();
-                for (String hop : List.of("B", "C", "D")) {
-                    lanes.add(new Lane(s, new File(dir, s.name() + "-" + hop)));
-                }
-                hops.put(s, lanes);
-            }
+            hops.putAll(hops(dir));
             // The seeds' order: C's and D's local producers first, then A's reaches every hop,
             // then B's own.
             KafkaProducer<String, String> pc = c.idempotent();
@@ -138,6 +133,165 @@ class ChainTest {
             }
             KafkaLogs.delete(dir);
         }
+    }
+
+    /**
+     * The same chain with transactions all along it, and epoch bumps: A's transactional producer
+     * commits, aborts, is restarted (its epoch bumped) and commits again, while C's transactional
+     * producer has a transaction open, D's commits one and later aborts one, and B's idempotent
+     * producer writes between them. Every cluster's producer is PID 0 on its cluster.
+     */
+    @Test
+    void transactionsAndEpochBumpsAlongTheChain() throws Exception {
+        File dir = Files.createTempDirectory("mirrorpid-chain-txn").toFile();
+        List<SourceCluster> clusters = new ArrayList<>();
+        Map<Strategy, List<Lane>> hops = new EnumMap<>(Strategy.class);
+        try {
+            for (String name : List.of("A", "B", "C", "D")) {
+                clusters.add(SourceCluster.start(name));
+            }
+            SourceCluster a = clusters.get(0);
+            SourceCluster b = clusters.get(1);
+            SourceCluster c = clusters.get(2);
+            SourceCluster d = clusters.get(3);
+            hops.putAll(hops(dir));
+            // C opens a transaction and keeps it open while A's transactions pass through C.
+            KafkaProducer<String, String> tc = c.transactional("tc");
+            tc.beginTransaction();
+            c.send(tc, "C/tc/0", "v");
+            KafkaProducer<String, String> td = d.transactional("td");
+            td.beginTransaction();
+            d.send(td, "D/td/0", "v");
+            td.commitTransaction();
+            d.settle();
+            for (Strategy s : Strategy.values()) {
+                hops.get(s).get(1).produceLocally(c);
+                hops.get(s).get(2).produceLocally(d);
+            }
+            KafkaProducer<String, String> ta = a.transactional("ta");
+            ta.beginTransaction();
+            a.send(ta, "A/ta/0", "v");
+            ta.commitTransaction();
+            ta.beginTransaction();
+            a.send(ta, "A/ta/1", "v");
+            ta.abortTransaction();
+            a.settle();
+            mirrorAlong(hops, a, b, c);
+            // A's producer restarts: the same PID at a higher epoch.
+            ta.close();
+            KafkaProducer<String, String> restarted = a.transactional("ta");
+            restarted.beginTransaction();
+            a.send(restarted, "A/ta/2", "v");
+            restarted.commitTransaction();
+            a.settle();
+            KafkaProducer<String, String> pb = b.idempotent();
+            for (int i = 0; i < 2; i++) {
+                b.send(pb, "B/pb/" + i, "v");
+            }
+            tc.commitTransaction();
+            c.settle();
+            td.beginTransaction();
+            d.send(td, "D/td/1", "v");
+            td.abortTransaction();
+            d.settle();
+            for (Strategy s : Strategy.values()) {
+                hops.get(s).get(0).produceLocally(b);
+                hops.get(s).get(1).produceLocally(c);
+                hops.get(s).get(2).produceLocally(d);
+            }
+            mirrorAlong(hops, a, b, c);
+            // A stalled hop retries once everything upstream is in.
+            mirrorAlong(hops, a, b, c);
+
+            Map<String, List<Judged.Rec>> sources = new LinkedHashMap<>();
+            for (SourceCluster cl : clusters) {
+                sources.put(cl.name(), cl.readCommitted());
+            }
+            Map<Strategy, String> verdict = new EnumMap<>(Strategy.class);
+            for (Strategy s : Strategy.values()) {
+                Lane atD = hops.get(s).get(2);
+                List<String> refused = new ArrayList<>();
+                for (Lane hop : hops.get(s)) {
+                    refused.addAll(hop.refusals);
+                }
+                String v = Judged.oracle(sources, atD.destination.readCommitted());
+                verdict.put(s, v);
+                List<String> states = new ArrayList<>();
+                for (int h = 0; h < 3; h++) {
+                    states.add("at " + "BCD".charAt(h) + ": " + Judged.producers(hops.get(s).get(h).destination.producers()));
+                }
+                REPORT.row("A->B->C->D with transactions: A commits, aborts, restarts and commits; C's "
+                        + "transaction open meanwhile; D commits, later aborts; B idempotent", atD,
+                        String.join(" / ", states), refused, v);
+            }
+            assertNull(verdict.get(Strategy.MIRRORPID), "mirrorpid: every committed record of every producer reaches D");
+            for (Lane hop : hops.get(Strategy.MIRRORPID)) {
+                assertTrue(hop.refusals.isEmpty(), "mirrorpid: Kafka refused nothing at any hop: " + hop.refusals);
+            }
+            List<org.apache.kafka.common.message.DescribeProducersResponseData.ProducerState> atD =
+                    hops.get(Strategy.MIRRORPID).get(2).destination.producers();
+            assertEquals(4, atD.size(), "mirrorpid: four producers, four entries at D (A's restart keeps its PID)");
+            for (org.apache.kafka.common.message.DescribeProducersResponseData.ProducerState st : atD) {
+                assertEquals(-1, st.currentTxnStartOffset(), "mirrorpid: every transaction closed by its own marker");
+            }
+            // Each entry at D is one source producer's own: its epoch (A's bumped by the restart)
+            // and its last sequence, as Kafka holds them on the producer's own cluster.
+            List<List<Integer>> expected = new ArrayList<>();
+            for (SourceCluster cl : clusters) {
+                expected.addAll(cl.producers().values());
+            }
+            List<List<Integer>> got = new ArrayList<>();
+            for (org.apache.kafka.common.message.DescribeProducersResponseData.ProducerState st : atD) {
+                got.add(List.of(st.producerEpoch(), st.lastSequence()));
+            }
+            Comparator<List<Integer>> order = Comparator.<List<Integer>>comparingInt(l -> l.get(0)).thenComparingInt(l -> l.get(1));
+            expected.sort(order);
+            got.sort(order);
+            assertEquals(expected, got, "mirrorpid: D's entries are the four producers' own (epoch, last sequence)");
+            assertEquals("B: committed [B/pb/0, B/pb/1] lost", verdict.get(Strategy.VERBATIM),
+                    "verbatim: at B, A's restarted producer holds PID 0 at a higher epoch, so B's own PID 0 is fenced");
+            assertEquals(List.of("B local: InvalidProducerEpochException", "B local: InvalidProducerEpochException",
+                    "C local: InvalidProducerEpochException", "D local: InvalidProducerEpochException"),
+                    refusals(hops.get(Strategy.VERBATIM)),
+                    "verbatim: every hop's own producer is refused for A's epoch under the shared PID 0 (C's COMMIT, "
+                    + "after A's COMMIT had already closed C's transaction)");
+            assertEquals("A: [A/ta/1] visible but never committed", verdict.get(Strategy.NEGATED),
+                    "-(pid+2): B tracks no negative PID, so A's ABORT aborts nothing");
+            assertEquals(List.of("C local: InvalidProducerEpochException"), refusals(hops.get(Strategy.NEGATED)),
+                    "-(pid+2): negated twice, A's PID is 0 again at C, and fences C's own producer there");
+        } finally {
+            for (List<Lane> lanes : hops.values()) {
+                for (Lane l : lanes) {
+                    l.close();
+                }
+            }
+            for (SourceCluster cl : clusters) {
+                cl.close();
+            }
+            KafkaLogs.delete(dir);
+        }
+    }
+
+    /** What Kafka refused at the hops, hop by hop. */
+    private static List<String> refusals(List<Lane> hops) {
+        List<String> out = new ArrayList<>();
+        for (Lane hop : hops) {
+            out.addAll(hop.refusals);
+        }
+        return out;
+    }
+
+    /** For each strategy, the lanes of hops B, C and D under {@code dir}. */
+    private static Map<Strategy, List<Lane>> hops(File dir) throws IOException {
+        Map<Strategy, List<Lane>> hops = new EnumMap<>(Strategy.class);
+        for (Strategy s : Strategy.values()) {
+            List<Lane> lanes = new ArrayList<>();
+            for (String hop : List.of("B", "C", "D")) {
+                lanes.add(new Lane(s, new File(dir, s.name() + "-" + hop)));
+            }
+            hops.put(s, lanes);
+        }
+        return hops;
     }
 
     /** A's log to B, B's to C, C's to D, for each strategy. */

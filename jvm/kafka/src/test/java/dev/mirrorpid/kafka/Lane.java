@@ -17,6 +17,10 @@ import org.apache.kafka.common.record.internal.MemoryRecords;
 import org.apache.kafka.common.record.internal.MutableRecordBatch;
 import org.apache.kafka.common.record.internal.Records;
 import org.apache.kafka.server.storage.log.FetchIsolation;
+import org.apache.kafka.server.common.RequestLocal;
+import org.apache.kafka.server.common.TransactionVersion;
+import org.apache.kafka.storage.internals.log.AppendOrigin;
+import org.apache.kafka.storage.internals.log.VerificationGuard;
 
 /**
  * One strategy's destination partition in a judged run: its own Kafka log (and, for mirrorpid,
@@ -169,7 +173,8 @@ final class Lane implements AutoCloseable {
     /**
      * Appends the batches a local producer of this lane's own cluster wrote (read from {@code
      * local}, a cluster that stands for this hop's own producers) as the leader appends a
-     * produce: origin CLIENT, offsets assigned by Kafka, epochs and sequences checked. A batch
+     * produce: origin CLIENT, offsets assigned by Kafka, epochs and sequences checked (a COMMIT or
+     * ABORT marker as its transaction coordinator writes it, origin COORDINATOR). A batch
      * Kafka refuses is a write lost to its producer's application (recorded in {@link
      * #refusals}); one Kafka takes for a duplicate is acknowledged and not written.
      */
@@ -191,7 +196,15 @@ final class Lane implements AutoCloseable {
                     produced.batches().iterator().next().setLastOffset(batch.lastOffset() - batch.baseOffset());
                     try {
                         long before = destination.log().logEndOffset();
-                        destination.log().appendAsLeader(produced, leaderEpoch);
+                        if (batch.isControlBatch()) {
+                            // Written by the transaction coordinator: origin COORDINATOR, under
+                            // the source clusters' transaction version (Kafka 4's default, 2).
+                            destination.log().appendAsLeader(produced, leaderEpoch, AppendOrigin.COORDINATOR,
+                                    RequestLocal.noCaching(), VerificationGuard.SENTINEL,
+                                    TransactionVersion.TV_2.featureLevel());
+                        } else {
+                            destination.log().appendAsLeader(produced, leaderEpoch);
+                        }
                         if (destination.log().logEndOffset() == before && !batch.isControlBatch()) {
                             refusals.add(local.name() + " local: duplicate, acknowledged and not written");
                         }
