@@ -27,8 +27,14 @@ def table(name):
     if not path.exists():
         sys.exit(f"error: {path} is missing: run the judge first (cd jvm && mvn -B install)")
     rows = json.loads(path.read_text())
+    # A replayed preset's rows end in the simulator's verdict, a judged run's in the oracle's.
+    replay = bool(rows) and "simulator" in rows[0]
+    last_key = "simulator" if replay else "oracle"
     out = [
-        "| scenario | strategy | Kafka's producer entries at the destination | appends Kafka refused | copies dropped | oracle (read_committed) |",
+        "| scenario | strategy | Kafka's producer entries"
+        + (" (epoch/last sequence), cluster by cluster" if replay else " at the destination")
+        + " | appends Kafka refused | copies dropped | "
+        + ("the simulator's prediction" if replay else "oracle (read_committed)") + " |",
         "|---|---|---|---|---|---|",
     ]
     last = None
@@ -36,7 +42,7 @@ def table(name):
         scenario = "" if r["scenario"] == last else r["scenario"]
         last = r["scenario"]
         out.append("| " + " | ".join(cell(x) for x in (
-            scenario, r["strategy"], r["producers"], r["refused"], r["copies"], r["oracle"])) + " |")
+            scenario, r["strategy"], r["producers"], r["refused"], r["copies"], r[last_key])) + " |")
     return "\n".join(out) + "\n"
 
 

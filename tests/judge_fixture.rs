@@ -1,8 +1,11 @@
 //! What the simulator predicts for the scenarios the real-Kafka judge runs
-//! (`tests/fixtures/judge/*.json`, each the twin of a test in `jvm/kafka`),
-//! written to `tests/fixtures/judge-sim.json`: per scenario, strategy and
+//! (`tests/fixtures/judge/*.json`, each the twin of a test in `jvm/kafka`,
+//! and the playground's presets, `www/presets/*.json`, as `preset/<name>`,
+//! which `jvm/kafka`'s `PresetTest` replays batch for batch into Kafka's
+//! logs), written to `tests/fixtures/judge-sim.json`: per scenario, strategy and
 //! cluster, Kafka's producer entries (epoch and last sequence, sorted), the
-//! appends refused by kind, and the local writes lost as duplicates. The
+//! appends refused by kind, the local writes lost as duplicates, and the
+//! copies by a second path mirrorpid's host dropped. The
 //! Java tests run the same scenario on real clusters into Kafka's own logs
 //! and must find the same; so the simulator's model is held to Kafka.
 //!
@@ -17,6 +20,7 @@ use mirrorpid::sim::{simulate_json, Strategy, STRATEGIES};
 use serde_json::{json, Map, Value};
 
 const DIR: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/judge");
+const PRESETS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/www/presets");
 const PATH: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/judge-sim.json");
 
 fn key(s: Strategy) -> &'static str {
@@ -27,16 +31,26 @@ fn key(s: Strategy) -> &'static str {
     }
 }
 
-fn fixture() -> Value {
-    let mut names: Vec<_> = std::fs::read_dir(DIR)
+/// The scenario files in `dir` (the presets' index is not one), sorted.
+fn scenarios(dir: &str) -> Vec<std::path::PathBuf> {
+    let mut names: Vec<_> = std::fs::read_dir(dir)
         .unwrap()
         .map(|e| e.unwrap().path())
         .filter(|p| p.extension().is_some_and(|x| x == "json"))
+        .filter(|p| p.file_stem().is_some_and(|s| s != "index"))
         .collect();
     names.sort();
+    names
+}
+
+fn fixture() -> Value {
+    let judged = scenarios(DIR).into_iter().map(|p| (String::new(), p));
+    let presets = scenarios(PRESETS)
+        .into_iter()
+        .map(|p| ("preset/".to_owned(), p));
     let mut out = Map::new();
-    for path in names {
-        let name = path.file_stem().unwrap().to_string_lossy().into_owned();
+    for (prefix, path) in judged.chain(presets) {
+        let name = prefix + &path.file_stem().unwrap().to_string_lossy();
         let report = simulate_json(&std::fs::read_to_string(&path).unwrap())
             .unwrap_or_else(|e| panic!("{name}: {e}"));
         let mut strategies = Map::new();
@@ -57,6 +71,7 @@ fn fixture() -> Value {
                         "entries": entries,
                         "refused": refused,
                         "lostAsDuplicate": p.corruption.get(s).lost_as_duplicate,
+                        "copiesDropped": p.duplicates.get(s),
                     }),
                 );
             }

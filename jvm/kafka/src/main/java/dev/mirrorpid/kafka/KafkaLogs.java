@@ -38,11 +38,20 @@ public final class KafkaLogs {
      */
     public static UnifiedLog open(File dir, Properties config, Scheduler scheduler, boolean cleanShutdown,
             int producerIdExpirationMs) throws IOException {
+        return open(dir, config, scheduler, cleanShutdown, producerIdExpirationMs, Time.SYSTEM);
+    }
+
+    /**
+     * As above, on {@code time}'s clock: what Kafka takes for now when it validates timestamps,
+     * rolls segments and expires producers (a replay of a simulated scenario runs on its clock).
+     */
+    public static UnifiedLog open(File dir, Properties config, Scheduler scheduler, boolean cleanShutdown,
+            int producerIdExpirationMs, Time time) throws IOException {
         if (!dir.isDirectory() && !dir.mkdirs()) {
             throw new IOException("cannot make " + dir);
         }
         return UnifiedLog.create(dir, new LogConfig(config), 0L, 0L, scheduler, new BrokerTopicStats(false),
-                Time.SYSTEM, 900_000, new ProducerStateManagerConfig(producerIdExpirationMs, false), 600_000,
+                time, 900_000, new ProducerStateManagerConfig(producerIdExpirationMs, false), 600_000,
                 new LogDirFailureChannel(10), cleanShutdown, Optional.empty());
     }
 

@@ -16,6 +16,7 @@ import org.apache.kafka.common.record.internal.ControlRecordType;
 import org.apache.kafka.common.record.internal.Record;
 import org.apache.kafka.common.record.internal.RecordBatch;
 import org.apache.kafka.server.storage.log.FetchIsolation;
+import org.apache.kafka.common.utils.Time;
 import org.apache.kafka.server.util.KafkaScheduler;
 import org.apache.kafka.storage.internals.log.FetchDataInfo;
 import org.apache.kafka.storage.internals.log.UnifiedLog;
@@ -31,6 +32,7 @@ final class Destination implements AutoCloseable {
     private final File dir;
     private final Properties config;
     private final int expirationMs;
+    private final Time time;
     private final KafkaScheduler scheduler = new KafkaScheduler(1);
     private UnifiedLog log;
 
@@ -39,9 +41,14 @@ final class Destination implements AutoCloseable {
     }
 
     private Destination(File dir, Properties config, int expirationMs) throws IOException {
+        this(dir, config, expirationMs, Time.SYSTEM);
+    }
+
+    private Destination(File dir, Properties config, int expirationMs, Time time) throws IOException {
         this.dir = dir;
         this.config = config;
         this.expirationMs = expirationMs;
+        this.time = time;
         this.log = open(true);
     }
 
@@ -55,6 +62,12 @@ final class Destination implements AutoCloseable {
         return new Destination(new File(parent, topic + "-" + partition), new Properties(), expirationMs);
     }
 
+    /** As {@link #expiring}, on {@code time}'s clock (Kafka's now), not the system's. */
+    static Destination expiring(File parent, String topic, int partition, int expirationMs, Time time)
+            throws IOException {
+        return new Destination(new File(parent, topic + "-" + partition), new Properties(), expirationMs, time);
+    }
+
     /** A compacted log ({@code cleanup.policy=compact}), as {@code __mirror_state} is. */
     static Destination compacted(File parent, String topic, int partition) throws IOException {
         Properties p = new Properties();
@@ -63,7 +76,7 @@ final class Destination implements AutoCloseable {
     }
 
     private UnifiedLog open(boolean cleanShutdown) throws IOException {
-        return KafkaLogs.open(dir, config, scheduler, cleanShutdown, expirationMs);
+        return KafkaLogs.open(dir, config, scheduler, cleanShutdown, expirationMs, time);
     }
 
     UnifiedLog log() {

@@ -13,6 +13,7 @@ import java.util.Map;
 import org.apache.kafka.common.KafkaException;
 import org.apache.kafka.common.Uuid;
 import org.apache.kafka.common.record.internal.FileRecords;
+import org.apache.kafka.common.utils.Time;
 import org.apache.kafka.common.record.internal.MemoryRecords;
 import org.apache.kafka.common.record.internal.MutableRecordBatch;
 import org.apache.kafka.common.record.internal.Records;
@@ -67,12 +68,18 @@ final class Lane implements AutoCloseable {
      * producerExpirationMs}, alike.
      */
     Lane(Strategy strategy, File home, boolean dropCopies, int expirationMs) throws IOException {
+        this(strategy, home, dropCopies, expirationMs, Time.SYSTEM);
+    }
+
+    /** As above, the destination's log on {@code time}'s clock (a simulated scenario's replay). */
+    Lane(Strategy strategy, File home, boolean dropCopies, int expirationMs, Time time) throws IOException {
         this.strategy = strategy;
         this.dropCopies = dropCopies && strategy == Strategy.MIRRORPID;
         this.expirationMs = expirationMs;
-        this.destination = Destination.expiring(home, DESTINATION_TOPIC, 0, expirationMs);
+        this.destination = Destination.expiring(home, DESTINATION_TOPIC, 0, expirationMs, time);
         this.snapshotFile = new File(home, "mirror-state.snapshot");
         if (strategy == Strategy.MIRRORPID) {
+            // The host's own topic, written on the host's clock (its records carry wall time).
             this.stateLogDir = Destination.compacted(home, "__mirror_state", 0);
             this.state = new StateLog(stateLogDir.log(), leaderEpoch, snapshotFile.toPath());
             PidMapper mapper = MODULE.newMapper(config());
@@ -194,29 +201,44 @@ final class Lane implements AutoCloseable {
                     // As the producer sent it: a produce request's batches start at offset 0.
                     MemoryRecords produced = MemoryRecords.readableRecords(one);
                     produced.batches().iterator().next().setLastOffset(batch.lastOffset() - batch.baseOffset());
-                    try {
-                        long before = destination.log().logEndOffset();
-                        if (batch.isControlBatch()) {
-                            // Written by the transaction coordinator: origin COORDINATOR, under
-                            // the source clusters' transaction version (Kafka 4's default, 2).
-                            destination.log().appendAsLeader(produced, leaderEpoch, AppendOrigin.COORDINATOR,
-                                    RequestLocal.noCaching(), VerificationGuard.SENTINEL,
-                                    TransactionVersion.TV_2.featureLevel());
-                        } else {
-                            destination.log().appendAsLeader(produced, leaderEpoch);
-                        }
-                        if (destination.log().logEndOffset() == before && !batch.isControlBatch()) {
-                            refusals.add(local.name() + " local: duplicate, acknowledged and not written");
-                        }
-                    } catch (KafkaException e) {
-                        refusals.add(local.name() + " local: " + e.getClass().getSimpleName());
-                    }
+                    appendLocally(produced, local.name(), TransactionVersion.TV_2);
                 }
                 next.put(local.name() + "-local", offset);
                 if (offset >= fetched.highWatermark()) {
                     return;
                 }
             }
+        }
+    }
+
+    /**
+     * Appends {@code produced}, one batch of this cluster's own producer {@code who}, as the
+     * leader takes a produce (origin CLIENT; a COMMIT or ABORT marker as its transaction
+     * coordinator writes it, origin COORDINATOR, under transaction version {@code tv}: from 2 on,
+     * Kafka's default, a marker must carry an epoch above the producer's, the coordinator having
+     * bumped it); returns the offset Kafka gave it, or -1 when Kafka refused it or took it for a
+     * duplicate (recorded in {@link #refusals}).
+     */
+    long appendLocally(MemoryRecords produced, String who, TransactionVersion tv) throws IOException {
+        boolean control = produced.batches().iterator().next().isControlBatch();
+        try {
+            long before = destination.log().logEndOffset();
+            if (control) {
+                destination.log().appendAsLeader(produced, leaderEpoch, AppendOrigin.COORDINATOR,
+                        RequestLocal.noCaching(), VerificationGuard.SENTINEL, tv.featureLevel());
+            } else {
+                destination.log().appendAsLeader(produced, leaderEpoch);
+            }
+            if (destination.log().logEndOffset() == before) {
+                if (!control) {
+                    refusals.add(who + " local: duplicate, acknowledged and not written");
+                }
+                return -1;
+            }
+            return before;
+        } catch (KafkaException e) {
+            refusals.add(who + " local: " + e.getClass().getSimpleName());
+            return -1;
         }
     }
 

@@ -23,13 +23,24 @@ final class Report {
     }
 
     synchronized void row(String scenario, Lane lane, String producers, List<String> refusals, String oracle) {
+        add(scenario, lane.label(), producers, refusals, lane.copies, "oracle", oracle == null ? "holds" : oracle);
+    }
+
+    /** A replayed preset's row: its last column is whether the simulator predicted Kafka's state. */
+    synchronized void row(String scenario, String strategy, String producers, List<String> refusals, int copies,
+            String simulator) {
+        add(scenario, strategy, producers, refusals, copies, "simulator", simulator);
+    }
+
+    private void add(String scenario, String strategy, String producers, List<String> refusals, int copies,
+            String lastKey, String last) {
         Map<String, Object> row = new LinkedHashMap<>();
         row.put("scenario", scenario);
-        row.put("strategy", lane.label());
+        row.put("strategy", strategy);
         row.put("producers", producers);
         row.put("refused", refusals.isEmpty() ? "none" : String.join("; ", refusals));
-        row.put("copies", lane.copies);
-        row.put("oracle", oracle == null ? "holds" : oracle);
+        row.put("copies", copies);
+        row.put(lastKey, last);
         rows.add(row);
     }
 

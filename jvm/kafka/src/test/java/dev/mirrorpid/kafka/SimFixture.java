@@ -42,7 +42,7 @@ final class SimFixture {
         }
     }
 
-    private static JsonNode at(String scenario, Strategy s, String cluster) {
+    static JsonNode at(String scenario, Strategy s, String cluster) {
         JsonNode n = FIXTURE.path(scenario).path(key(s)).path(cluster);
         if (n.isMissingNode()) {
             throw new IllegalArgumentException("the fixture has no " + scenario + "/" + key(s) + "/" + cluster);
