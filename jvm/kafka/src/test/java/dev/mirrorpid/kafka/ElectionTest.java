@@ -152,6 +152,11 @@ class ElectionTest {
      * each mapped PID holds the source entry's epoch and last sequence.
      */
     static void assertOneProducerOnePid(JudgedRun run, Lane lane) throws Exception {
+        assertOneProducerOnePid(List.of(run.a, run.b), lane);
+    }
+
+    /** As above, for the producers of {@code clusters}. */
+    static void assertOneProducerOnePid(List<SourceCluster> clusters, Lane lane) throws Exception {
         Map<String, Set<Long>> pids = new TreeMap<>();
         for (Destination.Batch b : lane.destination.batches()) {
             pids.computeIfAbsent(b.producer(), k -> new TreeSet<>()).add(b.pid());
@@ -164,7 +169,7 @@ class ElectionTest {
             assertNull(before, "PID " + pid + " carries both " + before + " and " + e.getKey());
         }
         Map<String, List<Integer>> source = new TreeMap<>();
-        for (SourceCluster c : List.of(run.a, run.b)) {
+        for (SourceCluster c : clusters) {
             Map<Long, List<Integer>> entries = c.producers();
             for (Destination.Batch b : c.batches()) {
                 source.put(b.producer(), entries.get(b.pid()));

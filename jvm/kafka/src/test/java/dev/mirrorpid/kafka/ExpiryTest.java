@@ -105,6 +105,93 @@ class ExpiryTest {
         }
     }
 
+    /**
+     * The persistence faults of {@code docs/DESIGN.md}'s table with Kafka's cleaner compacting
+     * {@code __mirror_state} between them: an expired producer's tombstone compacted over its
+     * binding while the latest snapshot still holds it, a crash after the records were
+     * persisted and before confirm, a crash after confirm and before the append (the expired
+     * producer coming back), and a clean election, each recovering from the old snapshot and the
+     * compacted records after it. Every producer stays under one PID and the oracle holds.
+     */
+    @Test
+    void theFaultsWithStateCompactedBetweenThem() throws Exception {
+        File dir = Files.createTempDirectory("mirrorpid-compacted-faults").toFile();
+        try (SourceCluster a = SourceCluster.start("A");
+                SourceCluster b = SourceCluster.start("B");
+                Lane lane = new Lane(Strategy.MIRRORPID, dir, true, EXPIRATION_MS)) {
+            KafkaProducer<String, String> pa = a.idempotent();
+            KafkaProducer<String, String> pa2 = a.idempotent();
+            KafkaProducer<String, String> pb = b.idempotent();
+            a.send(pa, "A/pa/0", "v");
+            a.send(pa2, "A/pa2/0", "v");
+            b.send(pb, "B/pb/0", "v");
+            assertTrue(lane.mirror(a));
+            assertTrue(lane.mirror(b));
+            // The snapshot every recovery below starts from: it holds all three bindings.
+            lane.state.storeSnapshot(lane.loop.mapper().snapshot());
+
+            // pa goes idle past the expiration; the others write on. Its tombstone, compacted
+            // over its binding record.
+            Thread.sleep(EXPIRATION_MS + 500);
+            a.send(pa2, "A/pa2/1", "v");
+            b.send(pb, "B/pb/1", "v");
+            assertTrue(lane.mirror(a));
+            assertTrue(lane.mirror(b));
+            List<StateRecord> tombstones = lane.loop.mapper().expire(System.currentTimeMillis());
+            assertEquals(1, tombstones.size(), "pa's binding expired, the others were active");
+            lane.state.append(tombstones);
+            int before = lane.state.read(0).size();
+            compact(lane.stateLogDir.log());
+            assertEquals(before - 1, lane.state.read(0).size(), "the cleaner dropped pa's binding, kept its tombstone");
+
+            // A crash after the records were persisted, before confirm, with the state compacted
+            // before the new leader replays it: the old snapshot's pa is removed by the
+            // tombstone after it, pb2's persisted binding is loaded.
+            KafkaProducer<String, String> pb2 = b.idempotent();
+            b.send(pb2, "B/pb2/0", "v");
+            lane.crashAt(MirrorLoop.Point.PERSISTED);
+            assertTrue(!lane.mirror(b));
+            compact(lane.stateLogDir.log());
+            lane.elect();
+            assertEquals(3, lane.loop.mapper().size(), "pa2, pb and pb2 bound; pa expired");
+            assertTrue(lane.mirror(b));
+
+            // pa comes back, and the leader crashes after confirm, before the append: its new
+            // binding record is compacted over its tombstone, and the next leader maps it so.
+            a.send(pa, "A/pa/1", "v");
+            lane.crashAt(MirrorLoop.Point.CONFIRMED);
+            assertTrue(!lane.mirror(a));
+            compact(lane.stateLogDir.log());
+            lane.elect();
+            assertEquals(4, lane.loop.mapper().size(), "pa bound again");
+            assertTrue(lane.mirror(a));
+
+            // A clean election on the compacted log, then every producer writes once more (Kafka
+            // expired the idle ones at the destination as it reopened the log).
+            compact(lane.stateLogDir.log());
+            lane.elect();
+            a.send(pa, "A/pa/2", "v");
+            a.send(pa2, "A/pa2/2", "v");
+            b.send(pb, "B/pb/2", "v");
+            b.send(pb2, "B/pb2/1", "v");
+            assertTrue(lane.mirror(a));
+            assertTrue(lane.mirror(b));
+
+            Map<String, List<Judged.Rec>> sources = new java.util.LinkedHashMap<>();
+            sources.put(a.name(), a.readCommitted());
+            sources.put(b.name(), b.readCommitted());
+            String verdict = Judged.oracle(sources, lane.destination.readCommitted());
+            REPORT.row("faults with __mirror_state compacted between them: a tombstone over a snapshot's binding, "
+                    + "crashes before and after confirm, the expired producer back, a clean election", lane,
+                    lane.destination.producers().size() + " entries, one per producer", lane.refusals, verdict);
+            assertNull(verdict);
+            assertTrue(lane.refusals.isEmpty(), "Kafka refused nothing: " + lane.refusals);
+            ElectionTest.assertOneProducerOnePid(List.of(a, b), lane);
+        } finally {
+            KafkaLogs.delete(dir);
+        }
+    }
+
     /** Compacts {@code log} up to its active segment with Kafka's own {@code Cleaner}. */
     static void compact(UnifiedLog log) throws Exception {
         log.roll();
