@@ -502,10 +502,21 @@ fn built_results_equal_plain_ones() {
             m.rewrite_batches("A".into(), u8a(&fetch), JsValue::from(5), None)
                 .unwrap(),
         );
+        // Over the builder's eager limit (8): its outcomes are built lazily.
+        let many = common::batches::fetch(0..12);
+        out.push(
+            m.rewrite_batches("B".into(), u8a(&many), JsValue::from(6), None)
+                .unwrap(),
+        );
         mirrorpid::js::use_plain_results(false);
         out
     };
     let (built, plain) = (run(false), run(true));
+    assert_eq!(
+        js_sys::Array::from(&get(&built[5], "batches")).length(),
+        12,
+        "a lazily built result has every outcome"
+    );
     assert!(
         !get(&built[1], "collision").is_null(),
         "the collision is in the test"

@@ -1,0 +1,60 @@
+// Two builds of the Node package side by side in one Node process: one
+// 256 B batch through rewriteBatches, the outcome read and not, alternating
+// 5000-call loops of each build (the order swapped every round), medians of
+// the 50 rounds after 11 of warm-up. For a change to the JS API's fixed
+// cost, measured against the build before it on the same noise.
+//
+//   node benches/node-ab.mjs OLD_DIR NEW_DIR    (each a dist/node of scripts/build.sh)
+import { createRequire } from "node:module";
+import { resolve } from "node:path";
+
+const require = createRequire(import.meta.url);
+const [oldDir, newDir] = process.argv.slice(2);
+if (!oldDir || !newDir) {
+  console.error("usage: node benches/node-ab.mjs OLD_DIR NEW_DIR");
+  process.exit(2);
+}
+const builds = {
+  old: require(resolve(oldDir, "mirrorpid.js")),
+  new: require(resolve(newDir, "mirrorpid.js")),
+};
+const TOPIC = "bxw7Kp1OS3-KHC0-T1prfA";
+
+// One minimal v2 batch of `size` bytes from producer 7 (the CRC need not be valid).
+function batchOf(size) {
+  const b = new Uint8Array(size);
+  const v = new DataView(b.buffer);
+  v.setInt32(8, size - 12);
+  b[16] = 2;
+  v.setBigInt64(43, 7n);
+  return b;
+}
+
+const input = batchOf(256);
+const mappers = {};
+for (const [k, js] of Object.entries(builds)) {
+  const m = new js.PidMapper(TOPIC, 0, null);
+  m.rewriteBatches("A", input, 0n, null);
+  m.confirm();
+  mappers[k] = m;
+}
+let sink = 0;
+const median = (xs) => [...xs].sort((a, b) => a - b)[xs.length >> 1];
+for (const [name, call] of [
+  ["outcome read", (m) => m.rewriteBatches("A", input, 1n, null).batches[0].salt],
+  ["outcome not read", (m) => m.rewriteBatches("A", input, 1n, null).consumed],
+]) {
+  const rounds = { old: [], new: [] };
+  for (let r = 0; r < 61; r++) {
+    for (const k of r % 2 ? ["old", "new"] : ["new", "old"]) {
+      const t0 = process.hrtime.bigint();
+      for (let i = 0; i < 5000; i++) sink ^= call(mappers[k]);
+      if (r > 10) rounds[k].push(Number(process.hrtime.bigint() - t0) / 5000);
+    }
+  }
+  console.log(
+    `one 256 B batch, rewriteBatches, ${name}: old ${median(rounds.old).toFixed(0)} ns, ` +
+      `new ${median(rounds.new).toFixed(0)} ns`,
+  );
+}
+if (sink === -1) console.log("");
