@@ -156,6 +156,7 @@ impl Sim {
                     pid_here,
                     Origin::Replication,
                     self.now,
+                    self.transaction_version,
                 );
                 let outcome = self.worlds.get_mut(strategy).psm[cluster].append(&appended);
                 self.say(strategy, cluster, outcome.incidents);
@@ -174,7 +175,14 @@ impl Sim {
         } else {
             Origin::Client
         };
-        let appended = appended(&self.producers, &batch, pid_here, origin, self.now);
+        let appended = appended(
+            &self.producers,
+            &batch,
+            pid_here,
+            origin,
+            self.now,
+            self.transaction_version,
+        );
         let world = self.worlds.get_mut(strategy);
         let outcome = world.psm[cluster].append(&appended);
         if outcome.written {
@@ -192,6 +200,7 @@ fn appended<'a>(
     pid: i64,
     origin: Origin,
     now_ms: i64,
+    transaction_version: u8,
 ) -> Appended<'a> {
     Appended {
         owner: &producers[batch.owner].id,
@@ -206,6 +215,7 @@ fn appended<'a>(
         serial: batch.serial,
         origin,
         now_ms,
+        transaction_version,
     }
 }
 

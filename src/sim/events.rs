@@ -39,6 +39,13 @@ impl Sim {
                 self.produce(p, true, Some(marker))?;
                 format!("{producer} {}", if commit { "commits" } else { "aborts" })
             }
+            Event::Restart { producer } => {
+                let p = self.producer(producer)?;
+                let epoch = next_epoch(&self.producers[p].id, self.producers[p].epoch)?;
+                self.producers[p].epoch = epoch;
+                self.producers[p].sequence = 0;
+                format!("{producer} restarts: epoch {epoch}, sequences from 0")
+            }
             Event::Failover { cluster } => {
                 let c = self.cluster(cluster, "failover")?;
                 self.writable[c] = true;
@@ -105,10 +112,15 @@ impl Sim {
         transactional: bool,
         marker: Option<ControlType>,
     ) -> Result<()> {
-        let (cluster, pid, epoch, seq) = {
+        let (cluster, pid, mut epoch, seq) = {
             let pr = &self.producers[p];
             (pr.cluster, pr.pid, pr.epoch, pr.sequence)
         };
+        if marker.is_some() && self.transaction_version >= 2 {
+            // The coordinator bumps the epoch and writes the marker with it;
+            // the producer goes on at that epoch, from sequence 0.
+            epoch = next_epoch(&self.producers[p].id, epoch)?;
+        }
         if !self.writable[cluster] {
             return Err(Error::invalid(format!(
                 "cluster {:?} is a read-only mirror (add a failover event first)",
@@ -134,6 +146,10 @@ impl Sim {
         if !is_marker && pid >= 0 {
             self.producers[p].sequence += 1;
         }
+        if self.producers[p].epoch != epoch {
+            self.producers[p].epoch = epoch;
+            self.producers[p].sequence = 0;
+        }
         self.serials += 1;
         let batch = Travelling {
             bytes,
@@ -153,12 +169,20 @@ impl Sim {
     }
 }
 
+/// The epoch after `epoch` for producer `id`; an error past Kafka's last.
+fn next_epoch(id: &str, epoch: i16) -> Result<i16> {
+    epoch
+        .checked_add(1)
+        .ok_or_else(|| Error::invalid(format!("producer {id:?}: its epoch {epoch} is the last")))
+}
+
 /// The event's type, as scenarios spell it.
 pub(super) fn describe(e: &Event) -> &'static str {
     match e {
         Event::Produce { .. } => "produce",
         Event::Commit { .. } => "commit",
         Event::Abort { .. } => "abort",
+        Event::Restart { .. } => "restart",
         Event::Failover { .. } => "failover",
         Event::AddLink { .. } => "addLink",
         Event::RemoveLink { .. } => "removeLink",

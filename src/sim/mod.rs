@@ -138,6 +138,8 @@ struct Sim {
     worlds: PerStrategy<World>,
     config: MapperConfig,
     now: i64,
+    /// The scenario's `transactionVersion`: from 2, markers bump epochs.
+    transaction_version: u8,
     /// (producer, cluster) -> (distance, pid per strategy).
     hops: BTreeMap<(usize, usize), (u32, PerStrategy<i64>)>,
     /// (cluster, source, incoming pid under mirrorpid) -> producers.
@@ -194,6 +196,7 @@ impl Sim {
                 ..MapperConfig::new(topic_id, 0)
             },
             now: START_MS,
+            transaction_version: s.transaction_version,
             hops: BTreeMap::new(),
             who: BTreeMap::new(),
             ever_linked: BTreeSet::new(),

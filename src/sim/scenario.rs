@@ -34,6 +34,12 @@ pub struct Scenario {
     /// mirrorpid's durability mode at every destination.
     #[serde(default)]
     pub durability: Durability,
+    /// Kafka's `transaction.version` (0 to 2; 0 when left out). From 2 on,
+    /// Kafka 4's default, every COMMIT or ABORT bumps its producer's epoch:
+    /// the marker carries the next epoch, and the producer's batches after
+    /// it that epoch with sequences from 0.
+    #[serde(default, deserialize_with = "transaction_version")]
+    pub transaction_version: u8,
     /// The clusters.
     #[serde(deserialize_with = "objects")]
     pub clusters: Vec<ClusterSpec>,
@@ -155,6 +161,12 @@ pub enum Event {
         /// The producer.
         producer: String,
     },
+    /// The producer is restarted (a transactional producer's
+    /// `initTransactions`): the same PID at the next epoch, sequences from 0.
+    Restart {
+        /// The producer.
+        producer: String,
+    },
     /// A mirror becomes writable: mirroring into it stops.
     Failover {
         /// The cluster.
@@ -201,6 +213,17 @@ pub enum Event {
 
 fn one() -> u32 {
     1
+}
+
+/// A `transactionVersion`, refused with its own message when not 0 to 2.
+fn transaction_version<'de, D: serde::Deserializer<'de>>(d: D) -> Result<u8, D::Error> {
+    let v = u64::deserialize(d)?;
+    match u8::try_from(v) {
+        Ok(t) if t <= 2 => Ok(t),
+        _ => Err(serde::de::Error::custom(format!(
+            "transactionVersion {v} is not 0, 1 or 2"
+        ))),
+    }
 }
 
 /// A `produce` count, refused with its own message when out of range.

@@ -43,6 +43,13 @@ export const EVENT_KINDS = [
     describe: (e) => `${e.producer} aborts`,
   },
   {
+    id: "restart",
+    label: "restart (next epoch)",
+    target: "producer",
+    build: (t) => ({ type: "restart", producer: t }),
+    describe: (e) => `${e.producer} restarts at its next epoch`,
+  },
+  {
     id: "failover",
     label: "failover",
     target: "cluster",

@@ -10,7 +10,8 @@
 //!   entry its PID has, and a copy that arrives by a second path is written
 //!   again. A COMMIT or ABORT closes whatever transaction is open.
 //! * A local produce is appended with origin CLIENT: a lower epoch is
-//!   refused (`InvalidProducerEpochException`), a sequence that does not
+//!   refused (`InvalidProducerEpochException`; under transaction version
+//!   2 a marker at the entry's own epoch too), a sequence that does not
 //!   follow (or a new epoch not starting at 0) is refused
 //!   (`OutOfOrderSequenceException`), and a batch matching the entry's last
 //!   batch is taken for a retry: acknowledged, and not written.
@@ -76,6 +77,9 @@ pub struct Appended<'a> {
     pub origin: Origin,
     /// The append time.
     pub now_ms: i64,
+    /// Kafka's `transaction.version` the marker was written under: from
+    /// 2, a coordinator's marker must carry an epoch above the entry's.
+    pub transaction_version: u8,
 }
 
 #[derive(Debug, Clone)]
@@ -250,7 +254,10 @@ impl ProducerState {
             }
             found.extend(lower_epoch(b, e));
             if e.epoch != b.epoch {
+                // Kafka's entry forgets its batches at a new epoch, and
+                // with them its last sequence.
                 e.batches.clear();
+                e.last_sequence = -1;
             }
             e.owner = who.to_owned();
             e.epoch = b.epoch;
@@ -350,7 +357,15 @@ fn refusal(b: &Appended<'_>, e: &Entry) -> Option<(Kind, String)> {
     if b.origin == Origin::Replication {
         return None;
     }
-    if b.epoch < e.epoch {
+    // A TV2 marker carries the coordinator's bumped epoch: one at the
+    // entry's epoch is refused too, unless it repeats a marker that closed
+    // the transaction already (Kafka accepts such a retry).
+    let fenced = if b.marker && b.transaction_version >= 2 {
+        b.epoch < e.epoch || (b.epoch == e.epoch && e.txn_owner.is_some())
+    } else {
+        b.epoch < e.epoch
+    };
+    if fenced {
         return Some((
             Kind::InvalidProducerEpoch,
             format!(

@@ -17,6 +17,7 @@ fn batch<'a>(owner: &'a str, pid: i64, seq: i32) -> Appended<'a> {
         serial: owner.bytes().fold(7u64, |h, b| h * 31 + b as u64) << 32 | seq as u32 as u64,
         origin: Origin::Replication,
         now_ms: 0,
+        transaction_version: 0,
     }
 }
 
@@ -226,5 +227,61 @@ fn expired_entries_start_fresh() {
     assert_eq!(
         s.corruption.shared_pids, 1,
         "still two producers on one PID"
+    );
+}
+
+/// A local COMMIT marker of `owner` at `epoch`, written under transaction
+/// version `tv` (by the coordinator: checked as a leader append).
+fn commit<'a>(owner: &'a str, pid: i64, epoch: i16, tv: u8) -> Appended<'a> {
+    Appended {
+        epoch,
+        base_sequence: -1,
+        marker: true,
+        commit: true,
+        transaction_version: tv,
+        ..local(owner, pid, 1000)
+    }
+}
+
+#[test]
+fn a_marker_at_a_new_epoch_forgets_the_last_sequence() {
+    let mut s = ProducerState::default();
+    s.append(&Appended {
+        transactional: true,
+        ..local("a", 5, 0)
+    });
+    let o = s.append(&commit("a", 5, 1, 2));
+    assert!(o.written && o.incidents.is_empty(), "{o:?}");
+    let e = &s.entries()[0];
+    assert_eq!(
+        (e.epoch, e.last_sequence),
+        (1, -1),
+        "Kafka's entry after a TV2 COMMIT"
+    );
+}
+
+#[test]
+fn under_tv2_a_marker_at_the_entrys_own_epoch_is_fenced() {
+    // Transaction version 0: the marker carries the producer's epoch.
+    let mut classic = ProducerState::default();
+    classic.append(&Appended {
+        transactional: true,
+        ..local("a", 5, 0)
+    });
+    assert!(classic.append(&commit("a", 5, 0, 0)).written);
+    // Version 2: the coordinator must have bumped it.
+    let mut tv2 = ProducerState::default();
+    tv2.append(&Appended {
+        transactional: true,
+        ..local("a", 5, 0)
+    });
+    let o = tv2.append(&commit("a", 5, 0, 2));
+    assert!(!o.written);
+    assert_eq!(kinds(&o), vec![Kind::InvalidProducerEpoch]);
+    // A repeat of a marker that closed the transaction is accepted.
+    assert!(tv2.append(&commit("a", 5, 1, 2)).written);
+    assert!(
+        tv2.append(&commit("a", 5, 1, 2)).written,
+        "a retried marker"
     );
 }

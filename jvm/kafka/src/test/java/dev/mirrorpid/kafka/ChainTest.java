@@ -104,19 +104,7 @@ class ChainTest {
                     + "batches already used, are taken by Kafka's CLIENT-origin duplicate check for "
                     + "retries: acknowledged, never written");
             // The simulator's model of the same scenario (tests/fixtures/judge/chain.json), hop by hop.
-            for (Strategy s : Strategy.values()) {
-                for (int h = 0; h < 3; h++) {
-                    Lane hop = hops.get(s).get(h);
-                    String name = String.valueOf("BCD".charAt(h));
-                    List<String> local = new ArrayList<>();
-                    for (String r : hop.refusals) {
-                        if (r.startsWith(name + " local")) {
-                            local.add(r);
-                        }
-                    }
-                    SimFixture.assertSame("chain", s, name, hop.destination.producers(), local);
-                }
-            }
+            assertSameAsSimulator("chain", hops);
             List<org.apache.kafka.common.message.DescribeProducersResponseData.ProducerState> atC =
                     hops.get(Strategy.NEGATED).get(1).destination.producers();
             assertEquals(1, atC.size(), "-(pid+2): at C, A's PID comes back as 0");
@@ -259,6 +247,9 @@ class ChainTest {
                     "-(pid+2): B tracks no negative PID, so A's ABORT aborts nothing");
             assertEquals(List.of("C local: InvalidProducerEpochException"), refusals(hops.get(Strategy.NEGATED)),
                     "-(pid+2): negated twice, A's PID is 0 again at C, and fences C's own producer there");
+            // The simulator's model of the same run (tests/fixtures/judge/chain-txn.json, under
+            // transaction version 2), hop by hop.
+            assertSameAsSimulator("chain-txn", hops);
         } finally {
             for (List<Lane> lanes : hops.values()) {
                 for (Lane l : lanes) {
@@ -269,6 +260,23 @@ class ChainTest {
                 cl.close();
             }
             KafkaLogs.delete(dir);
+        }
+    }
+
+    /** Each hop's producer entries and local refusals are the simulator's for {@code scenario}. */
+    private static void assertSameAsSimulator(String scenario, Map<Strategy, List<Lane>> hops) {
+        for (Strategy s : Strategy.values()) {
+            for (int h = 0; h < 3; h++) {
+                Lane hop = hops.get(s).get(h);
+                String name = String.valueOf("BCD".charAt(h));
+                List<String> local = new ArrayList<>();
+                for (String r : hop.refusals) {
+                    if (r.startsWith(name + " local")) {
+                        local.add(r);
+                    }
+                }
+                SimFixture.assertSame(scenario, s, name, hop.destination.producers(), local);
+            }
         }
     }
 

@@ -43,9 +43,10 @@ import org.apache.kafka.server.storage.log.FetchIsolation;
  * <p>The presets' producers have PIDs such as 5 and epochs such as 2 that a real {@code
  * KafkaProducer} cannot be made to hold (an idempotent producer's epoch is 0 unless an error
  * bumps it, and a cluster hands out PIDs in order), so the batches are built with Kafka's own
- * {@code MemoryRecords} builders, with the preset's PID, epoch and sequence, and the preset's
- * markers carry the producer's epoch (transaction version 0, as the simulator models it; from
- * version 2 on Kafka wants the coordinator's bumped epoch on a marker).
+ * {@code MemoryRecords} builders, with the preset's PID, epoch and sequence. Markers are
+ * written under the scenario's {@code transactionVersion}, as the simulator models it: up to 1
+ * a marker carries its producer's epoch; from 2 (Kafka 4's default) the next one, which the
+ * producer then goes on with, its sequences from 0.
  */
 final class PresetRun implements AutoCloseable {
     /** The simulator's clock at the start of every scenario ({@code sim::START_MS}). */
@@ -62,13 +63,15 @@ final class PresetRun implements AutoCloseable {
     private final Map<String, Producer> producers = new HashMap<>();
     private final Map<Strategy, Lane[]> lanes = new EnumMap<>(Strategy.class);
     private final Map<Strategy, List<Held>> held = new EnumMap<>(Strategy.class);
+    /** The scenario's {@code transactionVersion}: from 2, every marker bumps its producer's epoch. */
+    private final TransactionVersion transactionVersion;
 
     /** A producer of the scenario: its cluster, PID, epoch and next sequence. */
     private static final class Producer {
         final String id;
         final int cluster;
         final long pid;
-        final short epoch;
+        short epoch;
         int sequence;
 
         Producer(String id, int cluster, long pid, short epoch) {
@@ -83,6 +86,7 @@ final class PresetRun implements AutoCloseable {
     private record Held(int cluster, int from, MemoryRecords batch, List<Integer> been) {}
 
     PresetRun(JsonNode scenario) throws IOException {
+        transactionVersion = TransactionVersion.fromFeatureLevel((short) scenario.path("transactionVersion").asInt(0));
         dir = Files.createTempDirectory("mirrorpid-preset").toFile();
         for (JsonNode c : scenario.path("clusters")) {
             index.put(c.path("id").asText(), clusters.size());
@@ -152,6 +156,13 @@ final class PresetRun implements AutoCloseable {
             case "abort":
                 produce(producer(e), true, ControlRecordType.ABORT);
                 break;
+            case "restart": {
+                // initTransactions again: the same PID at the next epoch, sequences from 0.
+                Producer p = producer(e);
+                p.epoch = (short) Math.addExact(p.epoch, 1);
+                p.sequence = 0;
+                break;
+            }
             case "failover": {
                 int c = cluster(e.path("cluster"));
                 writable[c] = true;
@@ -193,11 +204,13 @@ final class PresetRun implements AutoCloseable {
             throw new IllegalArgumentException(clusters.get(p.cluster) + " is a read-only mirror");
         }
         long now = clock.milliseconds();
+        // From transaction version 2 the coordinator bumps the epoch and writes the marker with it.
+        short epoch = marker != null && transactionVersion.featureLevel() >= 2 ? (short) (p.epoch + 1) : p.epoch;
         for (Strategy s : Strategy.values()) {
             MemoryRecords batch;
             if (marker != null) {
                 batch = MemoryRecords.withEndTransactionMarker(0L, now, RecordBatch.NO_PARTITION_LEADER_EPOCH, p.pid,
-                        p.epoch, new EndTransactionMarker(marker, 0));
+                        epoch, new EndTransactionMarker(marker, 0));
             } else {
                 SimpleRecord r = new SimpleRecord(now, p.id.getBytes(StandardCharsets.UTF_8),
                         ("seq " + p.sequence).getBytes(StandardCharsets.UTF_8));
@@ -211,6 +224,10 @@ final class PresetRun implements AutoCloseable {
         }
         if (marker == null && p.pid >= 0) {
             p.sequence++;
+        }
+        if (epoch != p.epoch) {
+            p.epoch = epoch;
+            p.sequence = 0;
         }
     }
 
@@ -251,7 +268,7 @@ final class PresetRun implements AutoCloseable {
         Lane lane = lanes.get(s)[cluster];
         long offset;
         if (from < 0) {
-            offset = lane.appendLocally(copy(batch), who, TransactionVersion.TV_0);
+            offset = lane.appendLocally(copy(batch), who, transactionVersion);
         } else {
             try {
                 MirrorLoop.Appended a = lane.loop.mirror(clusters.get(from), copy(batch), clock.milliseconds());

@@ -29,16 +29,29 @@ class PresetTest {
 
     @TestFactory
     Stream<DynamicTest> everyPresetLeavesKafkaWhereTheSimulatorSays() throws IOException {
-        File dir = new File(System.getProperty("mirrorpid.root", "../.."), "www/presets");
-        File[] files = dir.listFiles((d, n) -> n.endsWith(".json") && !n.equals("index.json"));
-        if (files == null || files.length == 0) {
-            throw new IOException("no presets in " + dir);
-        }
-        Arrays.sort(files);
-        return Arrays.stream(files).map(f -> DynamicTest.dynamicTest(f.getName(), () -> replay(f)));
+        return scenarios("www/presets").map(f -> DynamicTest.dynamicTest(f.getName(), () -> replay(f, "preset/", true)));
     }
 
-    private static void replay(File file) throws IOException {
+    /**
+     * The twins of the real-cluster tests ({@code tests/fixtures/judge/}), replayed the same way:
+     * the replay and the real clusters must agree with the simulator alike.
+     */
+    @TestFactory
+    Stream<DynamicTest> theJudgesTwinsReplayAsTheSimulatorSays() throws IOException {
+        return scenarios("tests/fixtures/judge").map(f -> DynamicTest.dynamicTest(f.getName(), () -> replay(f, "", false)));
+    }
+
+    private static Stream<File> scenarios(String under) throws IOException {
+        File dir = new File(System.getProperty("mirrorpid.root", "../.."), under);
+        File[] files = dir.listFiles((d, n) -> n.endsWith(".json") && !n.equals("index.json"));
+        if (files == null || files.length == 0) {
+            throw new IOException("no scenarios in " + dir);
+        }
+        Arrays.sort(files);
+        return Arrays.stream(files);
+    }
+
+    private static void replay(File file, String prefix, boolean report) throws IOException {
         String name = file.getName().replace(".json", "");
         JsonNode scenario = new ObjectMapper().readTree(file);
         try (PresetRun run = new PresetRun(scenario)) {
@@ -46,7 +59,7 @@ class PresetTest {
             for (Strategy s : Strategy.values()) {
                 Map<String, String> predicted = new TreeMap<>();
                 for (String c : run.clusters()) {
-                    predicted.put(c, PresetRun.describe(SimFixture.at("preset/" + name, s, c)));
+                    predicted.put(c, PresetRun.describe(SimFixture.at(prefix + name, s, c)));
                 }
                 Map<String, String> kafka = run.verdict(s);
                 List<String> refused = new ArrayList<>();
@@ -58,8 +71,10 @@ class PresetTest {
                     }
                     copies += lane.copies;
                 }
-                REPORT.row(name, s.label(), entries(run, s), refused, copies,
-                        predicted.equals(kafka) ? "agrees" : "DISAGREES");
+                if (report) {
+                    REPORT.row(name, s.label(), entries(run, s), refused, copies,
+                            predicted.equals(kafka) ? "agrees" : "DISAGREES");
+                }
                 assertEquals(predicted, kafka, name + ", " + s + ": the simulator's prediction against Kafka's logs");
             }
         }
