@@ -1,8 +1,9 @@
 // Two builds of the Node package side by side in one Node process: one
-// 256 B batch through rewriteBatches, the outcome read and not, alternating
-// 5000-call loops of each build (the order swapped every round), medians of
-// the 50 rounds after 11 of warm-up. For a change to the JS API's fixed
-// cost, measured against the build before it on the same noise.
+// 256 B batch through rewriteBatches (the outcome read and not) and
+// rewriteBatchesInPlace, alternating 5000-call loops of each build (the
+// order swapped every round), medians of the 50 rounds after 11 of
+// warm-up. For a change to the JS API's fixed cost, measured against the
+// build before it on the same noise.
 //
 //   node benches/node-ab.mjs OLD_DIR NEW_DIR    (each a dist/node of scripts/build.sh)
 import { createRequire } from "node:module";
@@ -31,6 +32,7 @@ function batchOf(size) {
 }
 
 const input = batchOf(256);
+const mine = { old: input.slice(), new: input.slice() };
 const mappers = {};
 for (const [k, js] of Object.entries(builds)) {
   const m = new js.PidMapper(TOPIC, 0, null);
@@ -40,21 +42,27 @@ for (const [k, js] of Object.entries(builds)) {
 }
 let sink = 0;
 const median = (xs) => [...xs].sort((a, b) => a - b)[xs.length >> 1];
+// rewriteBatchesInPlace gets its batch's original 12 bytes back before each call.
+const inPlace = (k) => {
+  mine[k].set(input.subarray(17, 21), 17);
+  mine[k].set(input.subarray(43, 51), 43);
+  return mappers[k].rewriteBatchesInPlace("A", mine[k], 1n, null).consumed;
+};
 for (const [name, call] of [
-  ["outcome read", (m) => m.rewriteBatches("A", input, 1n, null).batches[0].salt],
-  ["outcome not read", (m) => m.rewriteBatches("A", input, 1n, null).consumed],
+  ["rewriteBatches, outcome read", (m) => m.rewriteBatches("A", input, 1n, null).batches[0].salt],
+  ["rewriteBatches, outcome not read", (m) => m.rewriteBatches("A", input, 1n, null).consumed],
+  ["rewriteBatchesInPlace, outcome not read", (m, k) => inPlace(k)],
 ]) {
   const rounds = { old: [], new: [] };
   for (let r = 0; r < 61; r++) {
     for (const k of r % 2 ? ["old", "new"] : ["new", "old"]) {
       const t0 = process.hrtime.bigint();
-      for (let i = 0; i < 5000; i++) sink ^= call(mappers[k]);
+      for (let i = 0; i < 5000; i++) sink ^= call(mappers[k], k);
       if (r > 10) rounds[k].push(Number(process.hrtime.bigint() - t0) / 5000);
     }
   }
   console.log(
-    `one 256 B batch, rewriteBatches, ${name}: old ${median(rounds.old).toFixed(0)} ns, ` +
-      `new ${median(rounds.new).toFixed(0)} ns`,
+    `one 256 B batch, ${name}: old ${median(rounds.old).toFixed(0)} ns, ` + `new ${median(rounds.new).toFixed(0)} ns`,
   );
 }
 if (sink === -1) console.log("");

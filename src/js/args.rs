@@ -265,20 +265,25 @@ pub(super) fn bytes_arg(v: &JsValue, what: &str) -> Result<Vec<u8>, JsError> {
 
 /// Copies a `Uint8Array` argument into `buf`, resized to it (growing
 /// fallibly; a buffer kept between calls of one size is only
-/// overwritten), reading it through [`plain_view`]; returns that view.
-/// Anything else is `InvalidInput` with `not_bytes()`. (wasm-bindgen's own
-/// conversion of a byte-slice parameter allocates whatever `length` an
-/// array-like claims, and traps on a negative or huge one.)
+/// overwritten), reading it through [`plain_view`]. Anything else is
+/// `InvalidInput` with `not_bytes()`. (wasm-bindgen's own conversion of a
+/// byte-slice parameter allocates whatever `length` an array-like claims,
+/// and traps on a negative or huge one.)
 pub(super) fn copy_arg(
     v: &JsValue,
     not_bytes: impl FnOnce() -> String,
     buf: &mut Vec<u8>,
-) -> Result<Option<Uint8Array>, JsError> {
+) -> Result<(), JsError> {
     let array = v
         .dyn_ref::<Uint8Array>()
         .ok_or_else(|| invalid(not_bytes()))?;
-    let view = plain_view(array)?;
-    let len = view.as_ref().map_or(0, |v| v.length() as usize);
+    copy_view(plain_view(array)?.as_ref(), buf)
+}
+
+/// Copies what `view` (from [`plain_view`]; `None`: no bytes) shows into
+/// `buf`, resized to it, growing fallibly.
+pub(super) fn copy_view(view: Option<&Uint8Array>, buf: &mut Vec<u8>) -> Result<(), JsError> {
+    let len = view.map_or(0, |v| v.length() as usize);
     if buf.len() != len {
         buf.try_reserve(len.saturating_sub(buf.len()))
             .map_err(|_| {
@@ -288,10 +293,10 @@ pub(super) fn copy_arg(
             })?;
         buf.resize(len, 0);
     }
-    if let Some(view) = &view {
+    if let Some(view) = view {
         view.copy_to(buf);
     }
-    Ok(view)
+    Ok(())
 }
 
 /// `new PidMapper`'s options.

@@ -81,56 +81,20 @@ fn rewrite_options(options: Option<JsValue>) -> Result<RewriteOptions, JsError> 
 }
 
 impl PidMapper {
-    /// Both rewrites: the arguments checked, `bytes` copied into the
-    /// buffer kept between calls (as long as the fetches are, it is only
-    /// overwritten) and rewritten there. Returns the view `bytes` was read
-    /// through (`None` when empty); `not_bytes` is the error for anything
-    /// but a `Uint8Array`.
-    fn rewrite_copy(
-        &mut self,
-        source_cluster_id: &JsValue,
-        bytes: &JsValue,
-        now_ms: &JsValue,
-        options: Option<JsValue>,
-        not_bytes: &str,
-    ) -> Result<Option<Uint8Array>, JsError> {
-        let source = text(source_cluster_id, "sourceClusterId")?;
-        let now = int64(now_ms, "nowMs")?;
-        let opts = rewrite_options(options)?;
-        let view = args::copy_arg(bytes, || not_bytes.to_owned(), &mut self.scratch)?;
-        self.inner
-            .rewrite_into(
-                &source,
-                &mut self.scratch,
-                now,
-                opts,
-                &mut self.rewrite,
-                |_| Ok(()),
-            )
-            .map_err(js_err)?;
-        Ok(view)
-    }
-
     /// `rewriteBatchesInPlace` of a large fetch through its headers: each
-    /// entry's window read from the array into a slot, the slots rewritten
-    /// (the same checks, mappings, records and outcomes as on the whole
-    /// fetch, `Mapper::rewrite_headers_into`), and each changed batch's CRC
-    /// and producer ID written into the array. A strict CRC check needs
-    /// the records, so it takes the copying path.
+    /// entry's window read from `view` (the caller's array, read through
+    /// the intrinsic getters) into a slot, the slots rewritten (the same
+    /// checks, mappings, records and outcomes as on the whole fetch,
+    /// `Mapper::rewrite_headers_into`), and each changed batch's CRC and
+    /// producer ID written into the array. A strict CRC check needs the
+    /// records, so it takes the copying path.
     fn rewrite_headers_in_place(
         &mut self,
-        source_cluster_id: &JsValue,
-        bytes: &JsValue,
-        now_ms: &JsValue,
-        options: Option<JsValue>,
-    ) -> Result<JsValue, JsError> {
-        let source = text(source_cluster_id, "sourceClusterId")?;
-        let now = int64(now_ms, "nowMs")?;
-        let opts = rewrite_options(options)?;
-        let array: &Uint8Array = bytes.unchecked_ref();
-        let Some(view) = args::plain_view(array)? else {
-            return Err(js_err(crate::Error::invalid("bytes cannot be read")));
-        };
+        source: &str,
+        view: &Uint8Array,
+        now: i64,
+        opts: RewriteOptions,
+    ) -> Result<(), JsError> {
         let len = view.length() as usize;
         let read = |pos: usize, window: &mut [u8]| {
             view.subarray(pos as u32, (pos + window.len()) as u32)
@@ -139,7 +103,7 @@ impl PidMapper {
         gather_with(len, usize::MAX, &mut self.slots, &mut self.offsets, read).map_err(js_err)?;
         let mut headers = HeaderView::new(&mut self.slots, len).map_err(js_err)?;
         self.inner
-            .rewrite_headers_into(&source, &mut headers, now, opts, &mut self.rewrite, |_| {
+            .rewrite_headers_into(source, &mut headers, now, opts, &mut self.rewrite, |_| {
                 Ok(())
             })
             .map_err(js_err)?;
@@ -149,7 +113,7 @@ impl PidMapper {
                     .copy_from(part);
             }
         }
-        convert::rewrite_to_js(&[], Some(array), &self.rewrite, &mut self.columns)
+        Ok(())
     }
 
     fn wrap(inner: Mapper) -> PidMapper {
@@ -215,9 +179,23 @@ impl PidMapper {
         #[wasm_bindgen(unchecked_param_type = "Int64", js_name = nowMs)] now_ms: JsValue,
         #[wasm_bindgen(unchecked_param_type = "RewriteOptions | null")] options: Option<JsValue>,
     ) -> Result<JsValue, JsError> {
-        // Into a buffer kept between calls: the input array stays as it was.
-        let not_bytes = "input must be a Uint8Array";
-        self.rewrite_copy(&source_cluster_id, &input, &now_ms, options, not_bytes)?;
+        let source = text(&source_cluster_id, "sourceClusterId")?;
+        let now = int64(&now_ms, "nowMs")?;
+        let opts = rewrite_options(options)?;
+        // Into a buffer kept between calls (as long as the fetches are, it
+        // is only overwritten): the input array stays as it was.
+        let not_bytes = || "input must be a Uint8Array".to_owned();
+        args::copy_arg(&input, not_bytes, &mut self.scratch)?;
+        self.inner
+            .rewrite_into(
+                &source,
+                &mut self.scratch,
+                now,
+                opts,
+                &mut self.rewrite,
+                |_| Ok(()),
+            )
+            .map_err(js_err)?;
         convert::rewrite_to_js(&self.scratch, None, &self.rewrite, &mut self.columns)
     }
 
@@ -238,23 +216,38 @@ impl PidMapper {
         #[wasm_bindgen(unchecked_param_type = "Int64", js_name = nowMs)] now_ms: JsValue,
         #[wasm_bindgen(unchecked_param_type = "RewriteOptions | null")] options: Option<JsValue>,
     ) -> Result<JsValue, JsError> {
-        let not_bytes = "bytes must be a Uint8Array";
-        // Which path: decided without failing (each path checks its
-        // arguments in the same order) and through the intrinsic getters.
-        let large = bytes
-            .dyn_ref::<Uint8Array>()
-            .and_then(|a| args::plain_view(a).ok().flatten())
-            .is_some_and(|v| v.length() as usize >= HEADERS_FROM);
-        let strict = rewrite_options(options.clone()).is_ok_and(|o| o.strict_crc);
-        if large && !strict {
-            return self.rewrite_headers_in_place(&source_cluster_id, &bytes, &now_ms, options);
-        }
-        let view = self.rewrite_copy(&source_cluster_id, &bytes, &now_ms, options, not_bytes)?;
-        // Only what was consumed changed (the rest is a truncated tail).
-        let consumed = self.rewrite.consumed;
-        if let (Some(view), true) = (&view, consumed > 0) {
-            view.subarray(0, consumed as u32)
-                .copy_from(&self.scratch[..consumed]);
+        // The arguments checked once, in the order `rewriteBatches` checks
+        // them, before either path runs.
+        let source = text(&source_cluster_id, "sourceClusterId")?;
+        let now = int64(&now_ms, "nowMs")?;
+        let opts = rewrite_options(options)?;
+        let Some(array) = bytes.dyn_ref::<Uint8Array>() else {
+            return Err(convert::invalid("bytes must be a Uint8Array".to_owned()));
+        };
+        let view = args::plain_view(array)?;
+        match &view {
+            Some(v) if v.length() as usize >= HEADERS_FROM && !opts.strict_crc => {
+                self.rewrite_headers_in_place(&source, v, now, opts)?;
+            }
+            _ => {
+                args::copy_view(view.as_ref(), &mut self.scratch)?;
+                self.inner
+                    .rewrite_into(
+                        &source,
+                        &mut self.scratch,
+                        now,
+                        opts,
+                        &mut self.rewrite,
+                        |_| Ok(()),
+                    )
+                    .map_err(js_err)?;
+                // Only what was consumed changed (the rest is a truncated tail).
+                let consumed = self.rewrite.consumed;
+                if let (Some(view), true) = (&view, consumed > 0) {
+                    view.subarray(0, consumed as u32)
+                        .copy_from(&self.scratch[..consumed]);
+                }
+            }
         }
         let bytes: &Uint8Array = bytes.unchecked_ref();
         convert::rewrite_to_js(&[], Some(bytes), &self.rewrite, &mut self.columns)
