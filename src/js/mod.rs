@@ -81,6 +81,27 @@ fn rewrite_options(options: Option<JsValue>) -> Result<RewriteOptions, JsError> 
 }
 
 impl PidMapper {
+    /// Both rewrites' copying path: the fetch copied into `scratch`,
+    /// rewritten there, its result in `rewrite`.
+    fn rewrite_scratch(
+        &mut self,
+        source: &str,
+        now: i64,
+        opts: RewriteOptions,
+    ) -> Result<(), JsError> {
+        self.inner
+            .rewrite_into(
+                source,
+                &mut self.scratch,
+                now,
+                opts,
+                &mut self.rewrite,
+                |_| Ok(()),
+            )
+            .map(|_| ())
+            .map_err(js_err)
+    }
+
     /// `rewriteBatchesInPlace` of a large fetch through its headers: each
     /// entry's window read from `view` (the caller's array, read through
     /// the intrinsic getters) into a slot, the slots rewritten (the same
@@ -186,16 +207,7 @@ impl PidMapper {
         // is only overwritten): the input array stays as it was.
         let not_bytes = || "input must be a Uint8Array".to_owned();
         args::copy_arg(&input, not_bytes, &mut self.scratch)?;
-        self.inner
-            .rewrite_into(
-                &source,
-                &mut self.scratch,
-                now,
-                opts,
-                &mut self.rewrite,
-                |_| Ok(()),
-            )
-            .map_err(js_err)?;
+        self.rewrite_scratch(&source, now, opts)?;
         convert::rewrite_to_js(&self.scratch, None, &self.rewrite, &mut self.columns)
     }
 
@@ -231,16 +243,7 @@ impl PidMapper {
             }
             _ => {
                 args::copy_view(view.as_ref(), &mut self.scratch)?;
-                self.inner
-                    .rewrite_into(
-                        &source,
-                        &mut self.scratch,
-                        now,
-                        opts,
-                        &mut self.rewrite,
-                        |_| Ok(()),
-                    )
-                    .map_err(js_err)?;
+                self.rewrite_scratch(&source, now, opts)?;
                 // Only what was consumed changed (the rest is a truncated tail).
                 let consumed = self.rewrite.consumed;
                 if let (Some(view), true) = (&view, consumed > 0) {

@@ -72,26 +72,8 @@ class ChainTest {
             }
             mirrorAlong(hops, a, b, c);
 
-            Map<String, List<Judged.Rec>> sources = new LinkedHashMap<>();
-            for (SourceCluster cl : clusters) {
-                sources.put(cl.name(), cl.readCommitted());
-            }
-            Map<Strategy, String> verdict = new EnumMap<>(Strategy.class);
-            for (Strategy s : Strategy.values()) {
-                Lane atD = hops.get(s).get(2);
-                List<String> refused = new ArrayList<>();
-                for (Lane hop : hops.get(s)) {
-                    refused.addAll(hop.refusals);
-                }
-                String v = Judged.oracle(sources, atD.destination.readCommitted());
-                verdict.put(s, v);
-                List<String> states = new ArrayList<>();
-                for (int h = 0; h < 3; h++) {
-                    states.add("at " + "BCD".charAt(h) + ": " + Judged.producers(hops.get(s).get(h).destination.producers()));
-                }
-                REPORT.row("A->B->C->D, one local producer on each (every one PID 0 on its cluster)", atD,
-                        String.join(" / ", states), refused, v);
-            }
+            Map<Strategy, String> verdict =
+                    judge("A->B->C->D, one local producer on each (every one PID 0 on its cluster)", clusters, hops);
             assertNull(verdict.get(Strategy.MIRRORPID), "mirrorpid: every record of every producer reaches D");
             for (Lane hop : hops.get(Strategy.MIRRORPID)) {
                 assertTrue(hop.refusals.isEmpty(), "mirrorpid: Kafka refused nothing at any hop: " + hop.refusals);
@@ -191,27 +173,8 @@ class ChainTest {
             // A stalled hop retries once everything upstream is in.
             mirrorAlong(hops, a, b, c);
 
-            Map<String, List<Judged.Rec>> sources = new LinkedHashMap<>();
-            for (SourceCluster cl : clusters) {
-                sources.put(cl.name(), cl.readCommitted());
-            }
-            Map<Strategy, String> verdict = new EnumMap<>(Strategy.class);
-            for (Strategy s : Strategy.values()) {
-                Lane atD = hops.get(s).get(2);
-                List<String> refused = new ArrayList<>();
-                for (Lane hop : hops.get(s)) {
-                    refused.addAll(hop.refusals);
-                }
-                String v = Judged.oracle(sources, atD.destination.readCommitted());
-                verdict.put(s, v);
-                List<String> states = new ArrayList<>();
-                for (int h = 0; h < 3; h++) {
-                    states.add("at " + "BCD".charAt(h) + ": " + Judged.producers(hops.get(s).get(h).destination.producers()));
-                }
-                REPORT.row("A->B->C->D with transactions: A commits, aborts, restarts and commits; C's "
-                        + "transaction open meanwhile; D commits, later aborts; B idempotent", atD,
-                        String.join(" / ", states), refused, v);
-            }
+            Map<Strategy, String> verdict = judge("A->B->C->D with transactions: A commits, aborts, restarts and commits; C's "
+                        + "transaction open meanwhile; D commits, later aborts; B idempotent", clusters, hops);
             assertNull(verdict.get(Strategy.MIRRORPID), "mirrorpid: every committed record of every producer reaches D");
             for (Lane hop : hops.get(Strategy.MIRRORPID)) {
                 assertTrue(hop.refusals.isEmpty(), "mirrorpid: Kafka refused nothing at any hop: " + hop.refusals);
@@ -261,6 +224,31 @@ class ChainTest {
             }
             KafkaLogs.delete(dir);
         }
+    }
+
+    /**
+     * The run's verdict at D for each strategy (the oracle against the sources' read_committed
+     * reads; null when it holds), with each strategy's row in the report: the producer entries
+     * hop by hop and every refusal.
+     */
+    private static Map<Strategy, String> judge(String scenario, List<SourceCluster> clusters,
+            Map<Strategy, List<Lane>> hops) throws Exception {
+        Map<String, List<Judged.Rec>> sources = new LinkedHashMap<>();
+        for (SourceCluster cl : clusters) {
+            sources.put(cl.name(), cl.readCommitted());
+        }
+        Map<Strategy, String> verdict = new EnumMap<>(Strategy.class);
+        for (Strategy s : Strategy.values()) {
+            Lane atD = hops.get(s).get(2);
+            String v = Judged.oracle(sources, atD.destination.readCommitted());
+            verdict.put(s, v);
+            List<String> states = new ArrayList<>();
+            for (int h = 0; h < 3; h++) {
+                states.add("at " + "BCD".charAt(h) + ": " + Judged.producers(hops.get(s).get(h).destination.producers()));
+            }
+            REPORT.row(scenario, atD, String.join(" / ", states), refusals(hops.get(s)), v);
+        }
+        return verdict;
     }
 
     /** Each hop's producer entries and local refusals are the simulator's for {@code scenario}. */
