@@ -576,3 +576,38 @@ fn seed_chain_corruptions_are_said_where_they_happen() {
         "a5, b5, c5, a0 mapped and d5 local"
     );
 }
+
+/// Transaction version 2: every marker carries its producer's next epoch,
+/// the producer goes on at it from sequence 0, and a restart bumps it too.
+#[test]
+fn transaction_version_2_bumps_the_epoch_at_every_marker() {
+    let run = |tv: u8| {
+        let text = format!(
+            r#"{{"transactionVersion": {tv},
+            "clusters": [{{"id": "A"}}, {{"id": "D"}}],
+            "links": [{{"from": "A", "to": "D"}}],
+            "producers": [{{"id": "t", "cluster": "A", "pid": "3", "epoch": 1}}],
+            "events": [
+              {{"type": "produce", "producer": "t", "transactional": true, "count": 2}},
+              {{"type": "commit", "producer": "t"}},
+              {{"type": "produce", "producer": "t", "transactional": true}},
+              {{"type": "restart", "producer": "t"}},
+              {{"type": "produce", "producer": "t", "transactional": true}},
+              {{"type": "abort", "producer": "t"}}]}}"#
+        );
+        let r = simulate_json(&text).unwrap();
+        let d = partition(&r, "D");
+        let e = &d.producer_state.verbatim[0];
+        (e.epoch, e.last_sequence)
+    };
+    // Version 0: epoch 1, a restart to 2; sequences 0, 1, 2 then 0 at 2.
+    assert_eq!(run(0), (2, 0));
+    // Version 2: COMMIT at 2, data at 2 from 0, restart to 3, data at 3,
+    // ABORT at 4 (no last sequence at a marker's new epoch).
+    assert_eq!(run(2), (4, -1));
+    let bad = simulate_json(r#"{"transactionVersion": 3, "clusters": [{"id": "A"}]}"#);
+    assert!(bad
+        .unwrap_err()
+        .to_string()
+        .contains("transactionVersion 3 is not 0, 1 or 2"),);
+}
