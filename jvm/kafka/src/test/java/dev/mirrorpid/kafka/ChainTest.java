@@ -30,18 +30,13 @@ class ChainTest {
 
     @Test
     void theSeedsChainWithLocalProducersOnEveryHop() throws Exception {
-        File dir = Files.createTempDirectory("mirrorpid-chain").toFile();
-        List<SourceCluster> clusters = new ArrayList<>();
-        Map<Strategy, List<Lane>> hops = new EnumMap<>(Strategy.class);
-        try {
-            for (String name : List.of("A", "B", "C", "D")) {
-                clusters.add(SourceCluster.start(name));
-            }
+        try (Chain chain = new Chain("mirrorpid-chain")) {
+            List<SourceCluster> clusters = chain.clusters;
+            Map<Strategy, List<Lane>> hops = chain.hops;
             SourceCluster a = clusters.get(0);
             SourceCluster b = clusters.get(1);
             SourceCluster c = clusters.get(2);
             SourceCluster d = clusters.get(3);
-            hops.putAll(hops(dir));
             // The seeds' order: C's and D's local producers first, then A's reaches every hop,
             // then B's own.
             KafkaProducer<String, String> pc = c.idempotent();
@@ -92,16 +87,6 @@ class ChainTest {
             assertEquals(1, atC.size(), "-(pid+2): at C, A's PID comes back as 0");
             assertEquals(0, atC.get(0).producerId());
             assertEquals(1, atC.get(0).lastSequence(), "-(pid+2): A's sequence 1 after C's own 2, one entry");
-        } finally {
-            for (List<Lane> lanes : hops.values()) {
-                for (Lane l : lanes) {
-                    l.close();
-                }
-            }
-            for (SourceCluster cl : clusters) {
-                cl.close();
-            }
-            KafkaLogs.delete(dir);
         }
     }
 
@@ -113,18 +98,13 @@ class ChainTest {
      */
     @Test
     void transactionsAndEpochBumpsAlongTheChain() throws Exception {
-        File dir = Files.createTempDirectory("mirrorpid-chain-txn").toFile();
-        List<SourceCluster> clusters = new ArrayList<>();
-        Map<Strategy, List<Lane>> hops = new EnumMap<>(Strategy.class);
-        try {
-            for (String name : List.of("A", "B", "C", "D")) {
-                clusters.add(SourceCluster.start(name));
-            }
+        try (Chain chain = new Chain("mirrorpid-chain-txn")) {
+            List<SourceCluster> clusters = chain.clusters;
+            Map<Strategy, List<Lane>> hops = chain.hops;
             SourceCluster a = clusters.get(0);
             SourceCluster b = clusters.get(1);
             SourceCluster c = clusters.get(2);
             SourceCluster d = clusters.get(3);
-            hops.putAll(hops(dir));
             // C opens a transaction and keeps it open while A's transactions pass through C.
             KafkaProducer<String, String> tc = c.transactional("tc");
             tc.beginTransaction();
@@ -213,16 +193,6 @@ class ChainTest {
             // The simulator's model of the same run (tests/fixtures/judge/chain-txn.json, under
             // transaction version 2), hop by hop.
             assertSameAsSimulator("chain-txn", hops);
-        } finally {
-            for (List<Lane> lanes : hops.values()) {
-                for (Lane l : lanes) {
-                    l.close();
-                }
-            }
-            for (SourceCluster cl : clusters) {
-                cl.close();
-            }
-            KafkaLogs.delete(dir);
         }
     }
 
@@ -277,17 +247,46 @@ class ChainTest {
         return out;
     }
 
-    /** For each strategy, the lanes of hops B, C and D under {@code dir}. */
-    private static Map<Strategy, List<Lane>> hops(File dir) throws IOException {
-        Map<Strategy, List<Lane>> hops = new EnumMap<>(Strategy.class);
-        for (Strategy s : Strategy.values()) {
-            List<Lane> lanes = new ArrayList<>();
-            for (String hop : List.of("B", "C", "D")) {
-                lanes.add(new Lane(s, new File(dir, s.name() + "-" + hop)));
+    /**
+     * One run's chain: real clusters A, B, C and D, and for each strategy the lanes of hops B, C
+     * and D under a temporary directory; closing stops and deletes all of it.
+     */
+    private static final class Chain implements AutoCloseable {
+        final File dir;
+        final List<SourceCluster> clusters = new ArrayList<>();
+        final Map<Strategy, List<Lane>> hops = new EnumMap<>(Strategy.class);
+
+        Chain(String prefix) throws Exception {
+            dir = Files.createTempDirectory(prefix).toFile();
+            try {
+                for (String name : List.of("A", "B", "C", "D")) {
+                    clusters.add(SourceCluster.start(name));
+                }
+                for (Strategy s : Strategy.values()) {
+                    List<Lane> lanes = new ArrayList<>();
+                    hops.put(s, lanes);
+                    for (String hop : List.of("B", "C", "D")) {
+                        lanes.add(new Lane(s, new File(dir, s.name() + "-" + hop)));
+                    }
+                }
+            } catch (Exception e) {
+                close();
+                throw e;
             }
-            hops.put(s, lanes);
         }
-        return hops;
+
+        @Override
+        public void close() throws IOException {
+            for (List<Lane> lanes : hops.values()) {
+                for (Lane l : lanes) {
+                    l.close();
+                }
+            }
+            for (SourceCluster cl : clusters) {
+                cl.close();
+            }
+            KafkaLogs.delete(dir);
+        }
     }
 
     /** A's log to B, B's to C, C's to D, for each strategy. */
