@@ -8,7 +8,8 @@
 #                                     the figures for docs/RELIABILITY.md
 #   scripts/fuzz.sh long RUNS TARGET  one target
 #
-# New inputs go to a scratch corpus; fuzz/corpus/ holds the seeds only.
+# New inputs go to a scratch corpus; fuzz/corpus/ holds the seeds only, and
+# fuzz/dicts/<target>.dict a target's dictionary where it has one.
 # A crash is saved under fuzz/artifacts/<target>/ and fails the run.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/setup.sh"
@@ -27,8 +28,11 @@ log "cargo fuzz build (sanitizer none: the code under test is safe Rust)"
 (cd fuzz && cargo +nightly fuzz build -s none)
 for t in "${targets[@]}"; do
   mkdir -p "$scratch/$t" "fuzz/corpus/$t"
-  log "fuzz $t (${limit[*]})"
+  # A target's dictionary (the tokens of its input format), where it has one.
+  dict=()
+  [ -f "fuzz/dicts/$t.dict" ] && dict=(-dict="dicts/$t.dict")
+  log "fuzz $t (${limit[*]} ${dict[*]})"
   (cd fuzz && cargo +nightly fuzz run -s none "$t" "$scratch/$t" "corpus/$t" -- \
-      "${limit[@]}" -timeout=30 -print_final_stats=1 2>&1) |
+      "${limit[@]}" "${dict[@]}" -timeout=30 -print_final_stats=1 2>&1) |
     grep -E '^(Done|stat::number_of_executed_units|stat::peak_rss_mb)|panicked|ERROR|SUMMARY|Test unit written' >&2
 done
