@@ -2,6 +2,7 @@ package dev.mirrorpid.kafka;
 
 import java.io.File;
 import java.io.IOException;
+import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.HashSet;
@@ -13,8 +14,11 @@ import java.util.Set;
 import org.apache.kafka.common.message.DescribeProducersResponseData.ProducerState;
 import org.apache.kafka.common.message.FetchResponseData.AbortedTransaction;
 import org.apache.kafka.common.record.internal.ControlRecordType;
+import org.apache.kafka.common.record.internal.FileRecords;
+import org.apache.kafka.common.record.internal.MemoryRecords;
 import org.apache.kafka.common.record.internal.Record;
 import org.apache.kafka.common.record.internal.RecordBatch;
+import org.apache.kafka.common.record.internal.Records;
 import org.apache.kafka.server.storage.log.FetchIsolation;
 import org.apache.kafka.common.utils.Time;
 import org.apache.kafka.server.util.KafkaScheduler;
@@ -90,6 +94,25 @@ final class Destination implements AutoCloseable {
     void reopen() throws IOException {
         log.close();
         log = open(true);
+    }
+
+    /**
+     * What Kafka's fetch path reads from {@code offset} (up to 1 MiB, to the log end), copied to
+     * the heap as a fetch response lands: the batches a mirror of this log receives.
+     */
+    MemoryRecords fetch(long offset) throws IOException {
+        Records read = log.read(offset, 1 << 20, FetchIsolation.LOG_END, true).records;
+        ByteBuffer bytes = ByteBuffer.allocate(read.sizeInBytes());
+        ((FileRecords) read).readInto(bytes, 0); // reads, then flips
+        return MemoryRecords.readableRecords(bytes);
+    }
+
+    /** {@code records}' bytes in a buffer of their own: each lane rewrites its own copy. */
+    static MemoryRecords copy(MemoryRecords records) {
+        ByteBuffer src = records.buffer().duplicate();
+        ByteBuffer dst = ByteBuffer.allocate(src.remaining());
+        dst.put(src).flip();
+        return MemoryRecords.readableRecords(dst);
     }
 
     /** Kafka's producer entries for the partition, by PID. */

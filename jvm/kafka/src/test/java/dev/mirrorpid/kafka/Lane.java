@@ -12,12 +12,9 @@ import java.util.List;
 import java.util.Map;
 import org.apache.kafka.common.KafkaException;
 import org.apache.kafka.common.Uuid;
-import org.apache.kafka.common.record.internal.FileRecords;
 import org.apache.kafka.common.utils.Time;
 import org.apache.kafka.common.record.internal.MemoryRecords;
 import org.apache.kafka.common.record.internal.MutableRecordBatch;
-import org.apache.kafka.common.record.internal.Records;
-import org.apache.kafka.server.storage.log.FetchIsolation;
 import org.apache.kafka.server.common.RequestLocal;
 import org.apache.kafka.server.common.TransactionVersion;
 import org.apache.kafka.storage.internals.log.AppendOrigin;
@@ -129,7 +126,7 @@ final class Lane implements AutoCloseable {
                 if (fetched.records().sizeInBytes() == 0) {
                     return true;
                 }
-                MemoryRecords copy = copy(fetched.records());
+                MemoryRecords copy = Destination.copy(fetched.records());
                 MirrorLoop.Appended appended;
                 try {
                     appended = loop.mirror(source.clusterId(), copy, System.currentTimeMillis());
@@ -157,10 +154,7 @@ final class Lane implements AutoCloseable {
     boolean mirror(String name, String clusterId, Destination upstream) throws IOException {
         long offset = next.getOrDefault(name, 0L);
         while (offset < upstream.log().logEndOffset()) {
-            Records read = upstream.log().read(offset, 1 << 20, FetchIsolation.LOG_END, true).records;
-            ByteBuffer bytes = ByteBuffer.allocate(read.sizeInBytes());
-            ((FileRecords) read).readInto(bytes, 0); // reads, then flips
-            MemoryRecords fetched = MemoryRecords.readableRecords(bytes);
+            MemoryRecords fetched = upstream.fetch(offset);
             if (fetched.sizeInBytes() == 0) {
                 throw new IllegalStateException(name + ": the hop's log read nothing at offset " + offset);
             }
@@ -193,7 +187,7 @@ final class Lane implements AutoCloseable {
                 if (fetched.records().sizeInBytes() == 0) {
                     return;
                 }
-                for (MutableRecordBatch batch : copy(fetched.records()).batches()) {
+                for (MutableRecordBatch batch : Destination.copy(fetched.records()).batches()) {
                     offset = batch.nextOffset();
                     ByteBuffer one = ByteBuffer.allocate(batch.sizeInBytes());
                     batch.writeTo(one);
@@ -260,14 +254,6 @@ final class Lane implements AutoCloseable {
                 throw new Crash(point);
             }
         });
-    }
-
-    /** The fetched bytes, copied: each lane rewrites its own. */
-    private static MemoryRecords copy(MemoryRecords fetched) {
-        ByteBuffer src = fetched.buffer().duplicate();
-        ByteBuffer dst = ByteBuffer.allocate(src.remaining());
-        dst.put(src).flip();
-        return MemoryRecords.readableRecords(dst);
     }
 
     @Override

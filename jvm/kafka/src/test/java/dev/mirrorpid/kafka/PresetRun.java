@@ -20,14 +20,11 @@ import org.apache.kafka.common.message.DescribeProducersResponseData.ProducerSta
 import org.apache.kafka.common.record.TimestampType;
 import org.apache.kafka.common.record.internal.ControlRecordType;
 import org.apache.kafka.common.record.internal.EndTransactionMarker;
-import org.apache.kafka.common.record.internal.FileRecords;
 import org.apache.kafka.common.record.internal.MemoryRecords;
 import org.apache.kafka.common.record.internal.MutableRecordBatch;
 import org.apache.kafka.common.record.internal.RecordBatch;
-import org.apache.kafka.common.record.internal.Records;
 import org.apache.kafka.common.record.internal.SimpleRecord;
 import org.apache.kafka.server.common.TransactionVersion;
-import org.apache.kafka.server.storage.log.FetchIsolation;
 
 /**
  * A simulator scenario (a playground preset, {@code www/presets/*.json}) replayed batch for
@@ -268,10 +265,10 @@ final class PresetRun implements AutoCloseable {
         Lane lane = lanes.get(s)[cluster];
         long offset;
         if (from < 0) {
-            offset = lane.appendLocally(copy(batch), who, transactionVersion);
+            offset = lane.appendLocally(Destination.copy(batch), who, transactionVersion);
         } else {
             try {
-                MirrorLoop.Appended a = lane.loop.mirror(clusters.get(from), copy(batch), clock.milliseconds());
+                MirrorLoop.Appended a = lane.loop.mirror(clusters.get(from), Destination.copy(batch), clock.milliseconds());
                 lane.copies += a.copies();
                 offset = a.batches() == 0 ? -1 : a.firstOffset();
             } catch (InvalidTxnStateException e) {
@@ -328,23 +325,13 @@ final class PresetRun implements AutoCloseable {
 
     /** The one batch at {@code offset} in the lane's log, as Kafka's fetch path reads it. */
     private static MemoryRecords read(Lane lane, long offset) throws IOException {
-        Records read = lane.destination.log().read(offset, 1 << 20, FetchIsolation.LOG_END, true).records;
-        ByteBuffer bytes = ByteBuffer.allocate(read.sizeInBytes());
-        ((FileRecords) read).readInto(bytes, 0); // reads, then flips
-        MutableRecordBatch first = MemoryRecords.readableRecords(bytes).batches().iterator().next();
+        MutableRecordBatch first = lane.destination.fetch(offset).batches().iterator().next();
         if (first.baseOffset() != offset) {
             throw new IllegalStateException("the log read offset " + first.baseOffset() + " for " + offset);
         }
         ByteBuffer one = ByteBuffer.allocate(first.sizeInBytes());
         first.writeTo(one);
         return MemoryRecords.readableRecords(one.flip());
-    }
-
-    private static MemoryRecords copy(MemoryRecords batch) {
-        ByteBuffer src = batch.buffer().duplicate();
-        ByteBuffer dst = ByteBuffer.allocate(src.remaining());
-        dst.put(src).flip();
-        return MemoryRecords.readableRecords(dst);
     }
 
     /** The clusters, in the scenario's order. */
