@@ -31,12 +31,11 @@ class ChainTest {
     @Test
     void theSeedsChainWithLocalProducersOnEveryHop() throws Exception {
         try (Chain chain = new Chain("mirrorpid-chain")) {
-            List<SourceCluster> clusters = chain.clusters;
             Map<Strategy, List<Lane>> hops = chain.hops;
-            SourceCluster a = clusters.get(0);
-            SourceCluster b = clusters.get(1);
-            SourceCluster c = clusters.get(2);
-            SourceCluster d = clusters.get(3);
+            SourceCluster a = chain.a;
+            SourceCluster b = chain.b;
+            SourceCluster c = chain.c;
+            SourceCluster d = chain.d;
             // The seeds' order: C's and D's local producers first, then A's reaches every hop,
             // then B's own.
             KafkaProducer<String, String> pc = c.idempotent();
@@ -57,7 +56,7 @@ class ChainTest {
             for (int i = 0; i < 2; i++) {
                 a.send(pa, "A/pa/" + i, "v");
             }
-            mirrorAlong(hops, a, b, c);
+            chain.mirrorAlong();
             KafkaProducer<String, String> pb = b.idempotent();
             for (int i = 0; i < 2; i++) {
                 b.send(pb, "B/pb/" + i, "v");
@@ -65,10 +64,10 @@ class ChainTest {
             for (Strategy s : Strategy.values()) {
                 hops.get(s).get(0).produceLocally(b);
             }
-            mirrorAlong(hops, a, b, c);
+            chain.mirrorAlong();
 
             Map<Strategy, String> verdict =
-                    judge("A->B->C->D, one local producer on each (every one PID 0 on its cluster)", clusters, hops);
+                    chain.judge("A->B->C->D, one local producer on each (every one PID 0 on its cluster)");
             assertNull(verdict.get(Strategy.MIRRORPID), "mirrorpid: every record of every producer reaches D");
             for (Lane hop : hops.get(Strategy.MIRRORPID)) {
                 assertTrue(hop.refusals.isEmpty(), "mirrorpid: Kafka refused nothing at any hop: " + hop.refusals);
@@ -81,7 +80,7 @@ class ChainTest {
                     + "batches already used, are taken by Kafka's CLIENT-origin duplicate check for "
                     + "retries: acknowledged, never written");
             // The simulator's model of the same scenario (tests/fixtures/judge/chain.json), hop by hop.
-            assertSameAsSimulator("chain", hops);
+            chain.assertSameAsSimulator("chain");
             List<org.apache.kafka.common.message.DescribeProducersResponseData.ProducerState> atC =
                     hops.get(Strategy.NEGATED).get(1).destination.producers();
             assertEquals(1, atC.size(), "-(pid+2): at C, A's PID comes back as 0");
@@ -99,12 +98,11 @@ class ChainTest {
     @Test
     void transactionsAndEpochBumpsAlongTheChain() throws Exception {
         try (Chain chain = new Chain("mirrorpid-chain-txn")) {
-            List<SourceCluster> clusters = chain.clusters;
             Map<Strategy, List<Lane>> hops = chain.hops;
-            SourceCluster a = clusters.get(0);
-            SourceCluster b = clusters.get(1);
-            SourceCluster c = clusters.get(2);
-            SourceCluster d = clusters.get(3);
+            SourceCluster a = chain.a;
+            SourceCluster b = chain.b;
+            SourceCluster c = chain.c;
+            SourceCluster d = chain.d;
             // C opens a transaction and keeps it open while A's transactions pass through C.
             KafkaProducer<String, String> tc = c.transactional("tc");
             tc.beginTransaction();
@@ -126,7 +124,7 @@ class ChainTest {
             a.send(ta, "A/ta/1", "v");
             ta.abortTransaction();
             a.settle();
-            mirrorAlong(hops, a, b, c);
+            chain.mirrorAlong();
             // A's producer restarts: the same PID at a higher epoch.
             ta.close();
             KafkaProducer<String, String> restarted = a.transactional("ta");
@@ -149,12 +147,12 @@ class ChainTest {
                 hops.get(s).get(1).produceLocally(c);
                 hops.get(s).get(2).produceLocally(d);
             }
-            mirrorAlong(hops, a, b, c);
+            chain.mirrorAlong();
             // A stalled hop retries once everything upstream is in.
-            mirrorAlong(hops, a, b, c);
+            chain.mirrorAlong();
 
-            Map<Strategy, String> verdict = judge("A->B->C->D with transactions: A commits, aborts, restarts and commits; C's "
-                        + "transaction open meanwhile; D commits, later aborts; B idempotent", clusters, hops);
+            Map<Strategy, String> verdict = chain.judge("A->B->C->D with transactions: A commits, aborts, restarts and commits; C's "
+                        + "transaction open meanwhile; D commits, later aborts; B idempotent");
             assertNull(verdict.get(Strategy.MIRRORPID), "mirrorpid: every committed record of every producer reaches D");
             for (Lane hop : hops.get(Strategy.MIRRORPID)) {
                 assertTrue(hop.refusals.isEmpty(), "mirrorpid: Kafka refused nothing at any hop: " + hop.refusals);
@@ -168,7 +166,7 @@ class ChainTest {
             // Each entry at D is one source producer's own: its epoch (A's bumped by the restart)
             // and its last sequence, as Kafka holds them on the producer's own cluster.
             List<List<Integer>> expected = new ArrayList<>();
-            for (SourceCluster cl : clusters) {
+            for (SourceCluster cl : chain.clusters) {
                 expected.addAll(cl.producers().values());
             }
             List<List<Integer>> got = new ArrayList<>();
@@ -192,49 +190,7 @@ class ChainTest {
                     "-(pid+2): negated twice, A's PID is 0 again at C, and fences C's own producer there");
             // The simulator's model of the same run (tests/fixtures/judge/chain-txn.json, under
             // transaction version 2), hop by hop.
-            assertSameAsSimulator("chain-txn", hops);
-        }
-    }
-
-    /**
-     * The run's verdict at D for each strategy (the oracle against the sources' read_committed
-     * reads; null when it holds), with each strategy's row in the report: the producer entries
-     * hop by hop and every refusal.
-     */
-    private static Map<Strategy, String> judge(String scenario, List<SourceCluster> clusters,
-            Map<Strategy, List<Lane>> hops) throws Exception {
-        Map<String, List<Judged.Rec>> sources = new LinkedHashMap<>();
-        for (SourceCluster cl : clusters) {
-            sources.put(cl.name(), cl.readCommitted());
-        }
-        Map<Strategy, String> verdict = new EnumMap<>(Strategy.class);
-        for (Strategy s : Strategy.values()) {
-            Lane atD = hops.get(s).get(2);
-            String v = Judged.oracle(sources, atD.destination.readCommitted());
-            verdict.put(s, v);
-            List<String> states = new ArrayList<>();
-            for (int h = 0; h < 3; h++) {
-                states.add("at " + "BCD".charAt(h) + ": " + Judged.producers(hops.get(s).get(h).destination.producers()));
-            }
-            REPORT.row(scenario, atD, String.join(" / ", states), refusals(hops.get(s)), v);
-        }
-        return verdict;
-    }
-
-    /** Each hop's producer entries and local refusals are the simulator's for {@code scenario}. */
-    private static void assertSameAsSimulator(String scenario, Map<Strategy, List<Lane>> hops) {
-        for (Strategy s : Strategy.values()) {
-            for (int h = 0; h < 3; h++) {
-                Lane hop = hops.get(s).get(h);
-                String name = String.valueOf("BCD".charAt(h));
-                List<String> local = new ArrayList<>();
-                for (String r : hop.refusals) {
-                    if (r.startsWith(name + " local")) {
-                        local.add(r);
-                    }
-                }
-                SimFixture.assertSame(scenario, s, name, hop.destination.producers(), local);
-            }
+            chain.assertSameAsSimulator("chain-txn");
         }
     }
 
@@ -255,6 +211,10 @@ class ChainTest {
         final File dir;
         final List<SourceCluster> clusters = new ArrayList<>();
         final Map<Strategy, List<Lane>> hops = new EnumMap<>(Strategy.class);
+        final SourceCluster a;
+        final SourceCluster b;
+        final SourceCluster c;
+        final SourceCluster d;
 
         Chain(String prefix) throws Exception {
             dir = Files.createTempDirectory(prefix).toFile();
@@ -273,6 +233,61 @@ class ChainTest {
                 close();
                 throw e;
             }
+            a = clusters.get(0);
+            b = clusters.get(1);
+            c = clusters.get(2);
+            d = clusters.get(3);
+        }
+
+        /** A's log to B, B's to C, C's to D, for each strategy. */
+        void mirrorAlong() throws IOException {
+            for (List<Lane> lanes : hops.values()) {
+                lanes.get(0).mirror(a);
+                lanes.get(1).mirror(b.name(), b.clusterId(), lanes.get(0).destination);
+                lanes.get(2).mirror(c.name(), c.clusterId(), lanes.get(1).destination);
+            }
+        }
+
+        /**
+         * The run's verdict at D for each strategy (the oracle against the sources'
+         * read_committed reads; null when it holds), with each strategy's row in the report: the
+         * producer entries hop by hop and every refusal.
+         */
+        Map<Strategy, String> judge(String scenario) throws Exception {
+            Map<String, List<Judged.Rec>> sources = new LinkedHashMap<>();
+            for (SourceCluster cl : clusters) {
+                sources.put(cl.name(), cl.readCommitted());
+            }
+            Map<Strategy, String> verdict = new EnumMap<>(Strategy.class);
+            for (Strategy s : Strategy.values()) {
+                Lane atD = hops.get(s).get(2);
+                String v = Judged.oracle(sources, atD.destination.readCommitted());
+                verdict.put(s, v);
+                List<String> states = new ArrayList<>();
+                for (int h = 0; h < 3; h++) {
+                    states.add("at " + "BCD".charAt(h) + ": "
+                            + Judged.producers(hops.get(s).get(h).destination.producers()));
+                }
+                REPORT.row(scenario, atD, String.join(" / ", states), refusals(hops.get(s)), v);
+            }
+            return verdict;
+        }
+
+        /** Each hop's producer entries and local refusals are the simulator's for {@code scenario}. */
+        void assertSameAsSimulator(String scenario) {
+            for (Strategy s : Strategy.values()) {
+                for (int h = 0; h < 3; h++) {
+                    Lane hop = hops.get(s).get(h);
+                    String name = String.valueOf("BCD".charAt(h));
+                    List<String> local = new ArrayList<>();
+                    for (String r : hop.refusals) {
+                        if (r.startsWith(name + " local")) {
+                            local.add(r);
+                        }
+                    }
+                    SimFixture.assertSame(scenario, s, name, hop.destination.producers(), local);
+                }
+            }
         }
 
         @Override
@@ -286,16 +301,6 @@ class ChainTest {
                 cl.close();
             }
             KafkaLogs.delete(dir);
-        }
-    }
-
-    /** A's log to B, B's to C, C's to D, for each strategy. */
-    private static void mirrorAlong(Map<Strategy, List<Lane>> hops, SourceCluster a, SourceCluster b, SourceCluster c)
-            throws IOException {
-        for (List<Lane> lanes : hops.values()) {
-            lanes.get(0).mirror(a);
-            lanes.get(1).mirror(b.name(), b.clusterId(), lanes.get(0).destination);
-            lanes.get(2).mirror(c.name(), c.clusterId(), lanes.get(1).destination);
         }
     }
 
