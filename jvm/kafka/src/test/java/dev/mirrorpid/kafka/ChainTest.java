@@ -10,7 +10,6 @@ import java.nio.file.Files;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.EnumMap;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import org.apache.kafka.clients.producer.KafkaProducer;
@@ -254,10 +253,7 @@ class ChainTest {
          * producer entries hop by hop and every refusal.
          */
         Map<Strategy, String> judge(String scenario) throws Exception {
-            Map<String, List<Judged.Rec>> sources = new LinkedHashMap<>();
-            for (SourceCluster cl : clusters) {
-                sources.put(cl.name(), cl.readCommitted());
-            }
+            Map<String, List<Judged.Rec>> sources = Judged.readCommitted(clusters);
             Map<Strategy, String> verdict = new EnumMap<>(Strategy.class);
             for (Strategy s : Strategy.values()) {
                 Lane atD = hops.get(s).get(2);

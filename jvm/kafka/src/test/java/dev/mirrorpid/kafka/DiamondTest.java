@@ -99,10 +99,7 @@ class DiamondTest {
                 w.d.mirror(b.name(), b.clusterId(), w.b.destination);
             }
 
-            Map<String, List<Judged.Rec>> sources = new LinkedHashMap<>();
-            for (SourceCluster cl : clusters) {
-                sources.put(cl.name(), cl.readCommitted());
-            }
+            Map<String, List<Judged.Rec>> sources = Judged.readCommitted(clusters);
             Map<String, String> verdict = new LinkedHashMap<>();
             for (Hops w : ways) {
                 String v = Judged.oracle(sources, w.d.destination.readCommitted());

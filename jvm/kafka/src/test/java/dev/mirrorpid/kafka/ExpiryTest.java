@@ -92,10 +92,7 @@ class ExpiryTest {
             lane.elect();
             assertEquals(1, lane.loop.mapper().size(), "the returning producer's new record");
 
-            Map<String, List<Judged.Rec>> sources = new java.util.LinkedHashMap<>();
-            sources.put(a.name(), a.readCommitted());
-            sources.put(b.name(), b.readCommitted());
-            String verdict = Judged.oracle(sources, lane.destination.readCommitted());
+            String verdict = Judged.oracle(Judged.readCommitted(List.of(a, b)), lane.destination.readCommitted());
             REPORT.row("both producers expire (3 s), __mirror_state compacted by Kafka's cleaner, A's comes back",
                     lane, Judged.producers(now).replaceAll("PID \\d+", "PID (A's, as before)"), lane.refusals,
                     verdict);
@@ -177,10 +174,7 @@ class ExpiryTest {
             assertTrue(lane.mirror(a));
             assertTrue(lane.mirror(b));
 
-            Map<String, List<Judged.Rec>> sources = new java.util.LinkedHashMap<>();
-            sources.put(a.name(), a.readCommitted());
-            sources.put(b.name(), b.readCommitted());
-            String verdict = Judged.oracle(sources, lane.destination.readCommitted());
+            String verdict = Judged.oracle(Judged.readCommitted(List.of(a, b)), lane.destination.readCommitted());
             REPORT.row("faults with __mirror_state compacted between them: a tombstone over a snapshot's binding, "
                     + "crashes before and after confirm, the expired producer back, a clean election", lane,
                     lane.destination.producers().size() + " entries, one per producer", lane.refusals, verdict);

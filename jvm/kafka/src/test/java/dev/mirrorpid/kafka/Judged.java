@@ -66,6 +66,15 @@ final class Judged {
         return new String(out, StandardCharsets.UTF_8);
     }
 
+    /** Each source cluster's read_committed records, by cluster name, in {@code sources}' order. */
+    static Map<String, List<Rec>> readCommitted(List<SourceCluster> sources) {
+        Map<String, List<Rec>> out = new LinkedHashMap<>();
+        for (SourceCluster cl : sources) {
+            out.put(cl.name(), cl.readCommitted());
+        }
+        return out;
+    }
+
     /**
      * The oracle: the destination's read_committed records, split by source, must equal each
      * source's read_committed records, record for record and in order. Returns null when it

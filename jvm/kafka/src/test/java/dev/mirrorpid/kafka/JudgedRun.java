@@ -4,7 +4,6 @@ import java.io.File;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.util.EnumMap;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 
@@ -49,9 +48,7 @@ final class JudgedRun implements AutoCloseable {
 
     /** Judges every lane and reports it; returns each lane's oracle verdict (null: holds). */
     Map<Strategy, String> judge(String scenario) throws Exception {
-        Map<String, List<Judged.Rec>> sources = new LinkedHashMap<>();
-        sources.put(a.name(), a.readCommitted());
-        sources.put(b.name(), b.readCommitted());
+        Map<String, List<Judged.Rec>> sources = Judged.readCommitted(List.of(a, b));
         Map<Strategy, String> verdicts = new EnumMap<>(Strategy.class);
         for (Lane lane : lanes.values()) {
             String verdict = Judged.oracle(sources, lane.destination.readCommitted());
