@@ -2,7 +2,7 @@
 // free loopback port and launches Debian's Chromium through playwright-core
 // (never a downloaded browser), with the flags DEVELOPERS.md lists.
 import { spawn } from "node:child_process";
-import { mkdirSync } from "node:fs";
+import { existsSync, mkdirSync } from "node:fs";
 import net from "node:net";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -50,15 +50,25 @@ async function waitFor(url, ms = 15000) {
   throw new Error(`${url} did not come up`);
 }
 
+/** Debian's Chromium, or `$CHROMIUM`. */
+const CHROMIUM = process.env.CHROMIUM || "/usr/bin/chromium";
+
 export async function start() {
   const port = await freePort();
   const server = spawn("python3", [path.join(root, "scripts/serve.py"), "--port", String(port)], { stdio: "ignore" });
   const base = `http://127.0.0.1:${port}/`;
-  await waitFor(base + "node_modules/mirrorpid/web/mirrorpid.js");
-  const browser = await chromium.launch({
-    executablePath: process.env.CHROMIUM || "/usr/bin/chromium",
-    args: CHROMIUM_FLAGS,
-  });
+  let browser;
+  try {
+    await waitFor(base + "node_modules/mirrorpid/web/mirrorpid.js");
+    if (!existsSync(CHROMIUM)) {
+      throw new Error(`no Chromium at ${CHROMIUM}: scripts/test.sh installs Debian's chromium, or set CHROMIUM to one`);
+    }
+    browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_FLAGS });
+  } catch (e) {
+    // The server would keep the test process alive after the failed hook.
+    server.kill();
+    throw e;
+  }
   return {
     base,
     browser,
