@@ -11,7 +11,7 @@
 # command.
 #
 #   scripts/bench-jvm.sh [mirror] [extra JMH arguments]
-#   scripts/bench-jvm.sh count [BATCHES...]
+#   scripts/bench-jvm.sh count [--one-producer] [BATCHES...]
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/setup.sh"
 enter_root

@@ -15,7 +15,7 @@ use serde::Serialize;
 use crate::batch::{BatchMut, Batches, ControlType, Entry, HeaderView};
 use crate::error::Result;
 use crate::mapper::table::room;
-use crate::mapper::{Mapper, SourceCluster};
+use crate::mapper::{Mapper, SourceCluster, TXN_OPEN};
 use crate::record::StateRecord;
 
 /// How [`Mapper::rewrite`] treats its input.
@@ -284,6 +284,12 @@ impl Mapper {
     ) -> Result<()> {
         // The source's cluster index, looked up once per call, not per batch.
         let mut cluster = self.table.find_cluster(source.as_str());
+        // The confirmed binding the last batch had, if it took the common
+        // path: a fetch's batches come from few producers, most often one
+        // after another, and the next batch of the same producer then
+        // needs no lookup and no read of the table. Forgotten whenever a
+        // batch takes the other path, which may add or move bindings.
+        let mut recent: Option<Recent> = None;
         while let Some(entry) = walker.next() {
             let (offset, batch) = match entry? {
                 Entry::Legacy { .. } => {
@@ -305,37 +311,64 @@ impl Mapper {
                 }
             }
             let control = batch.control_type(offset)?;
-            let pid = batch.producer_id();
+            let pid_bytes = batch.producer_id_bytes();
             // Room for this batch's outcome, its save and its record
             // first, so that nothing below fails to allocate.
             if outcomes {
                 room(&mut out.batches, 1, RESULTS)?;
             }
             self.reserve_saves(1)?;
-            let bound = match cluster {
-                Some(c) if pid >= 0 => self.table.find_identity(c, pid),
-                _ => None,
-            };
             let txn = match control {
                 Some(c) if c.ends_transaction() => Some(false),
                 Some(_) => None,
                 None if batch.is_transactional() => Some(true),
                 None => None,
             };
-            let (mapped, salt, record, snapshot_required) = match bound {
-                // Bound and confirmed (the common case): nothing to say but
-                // the PID, so no outcome is built.
-                Some(idx) if !self.is_pending(idx) => {
-                    self.touch(idx, now_ms, txn);
-                    let b = self.table.get(idx);
-                    (b.mapped, Some(b.salt), None, false)
+            let (pid, mapped, mapped_bytes, salt, record, snapshot_required) = match &mut recent {
+                // The last batch's producer again: touched already in this
+                // call (so its last-seen time stands), touched again only
+                // if its transaction state changes.
+                Some(r) if r.pid_bytes == pid_bytes => {
+                    if let Some(open) = txn.filter(|&open| open != r.open) {
+                        self.touch(r.idx, now_ms, txn);
+                        r.open = open;
+                    }
+                    (r.pid, r.mapped, r.mapped_bytes, Some(r.salt), None, false)
                 }
                 _ => {
-                    let o = self.map_pending_or_new(bound, source, pid, now_ms, txn)?;
-                    if cluster.is_none() {
-                        cluster = self.table.find_cluster(source.as_str());
+                    let pid = i64::from_be_bytes(pid_bytes);
+                    let bound = match cluster {
+                        Some(c) if pid >= 0 => self.table.find_identity(c, pid),
+                        _ => None,
+                    };
+                    match bound {
+                        // Bound and confirmed (the common case): nothing to
+                        // say but the PID, so no outcome is built.
+                        Some(idx) if !self.is_pending(idx) => {
+                            self.touch(idx, now_ms, txn);
+                            let b = self.table.get(idx);
+                            let r = Recent {
+                                pid_bytes,
+                                pid,
+                                idx,
+                                mapped: b.mapped,
+                                mapped_bytes: b.mapped.to_be_bytes(),
+                                salt: b.salt,
+                                open: b.flags & TXN_OPEN != 0,
+                            };
+                            recent = Some(r);
+                            (pid, r.mapped, r.mapped_bytes, Some(r.salt), None, false)
+                        }
+                        _ => {
+                            recent = None;
+                            let o = self.map_pending_or_new(bound, source, pid, now_ms, txn)?;
+                            if cluster.is_none() {
+                                cluster = self.table.find_cluster(source.as_str());
+                            }
+                            let bytes = o.mapped.to_be_bytes();
+                            (pid, o.mapped, bytes, o.salt, o.record, o.snapshot_required)
+                        }
                     }
-                    (o.mapped, o.salt, o.record, o.snapshot_required)
                 }
             };
             out.snapshot_required |= snapshot_required;
@@ -346,7 +379,7 @@ impl Mapper {
             if mapped != pid {
                 if let Some(changed) = changed.as_deref_mut() {
                     room(changed, 1, RESULTS)?;
-                    changed.push((walker.entries() - 1, batch.size(), mapped));
+                    changed.push((walker.entries() - 1, batch.size(), mapped_bytes));
                 }
             }
             if outcomes {
@@ -366,7 +399,26 @@ impl Mapper {
     }
 }
 
+/// A confirmed binding that [`Mapper::map_batches`] touched in the call
+/// under way, with what the next batch of its producer needs.
+#[derive(Debug, Clone, Copy)]
+struct Recent {
+    /// The producer ID it binds (of the call's source cluster), as a
+    /// batch holds it (compared undecoded) and decoded.
+    pid_bytes: [u8; 8],
+    pid: i64,
+    /// Its position in the table.
+    idx: usize,
+    /// The producer ID it maps to, and as a batch will hold it.
+    mapped: i64,
+    mapped_bytes: [u8; 8],
+    salt: u8,
+    /// Whether its transaction is open, as the call left it.
+    open: bool,
+}
+
 /// Where a header rewrite notes the batches whose producer ID changes
-/// (entry index, batch size, new PID), to find their slots after; a
-/// buffer's rewrite finds the batches by offset instead and passes none.
-type Changed = Vec<(usize, usize, i64)>;
+/// (entry index, batch size, new PID's big-endian bytes), to find their
+/// slots after; a buffer's rewrite finds the batches by offset instead
+/// and passes none.
+type Changed = Vec<(usize, usize, [u8; 8])>;

@@ -402,3 +402,94 @@ fn a_rewrite_of_the_bytes_records_its_outcomes_whatever_skip_outcomes_says() {
     assert_ne!(x, fetch, "the batch was rewritten");
     assert_eq!(x, y);
 }
+
+/// Every binding as it stands (pending ones included), in a comparable
+/// form: source, PID, mapped PID, salt, last seen, transaction open,
+/// recorded, pending.
+fn bindings(m: &Mapper) -> Vec<String> {
+    let mut all: Vec<String> = m.bindings().map(|b| format!("{b:?}")).collect();
+    all.sort();
+    all
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+
+    /// A rewrite remembers the last batch's binding for the next batch of
+    /// the same producer (`map_batches`): a whole fetch, by its bytes or
+    /// its headers, must map, record and change the mapper exactly as the
+    /// same batches rewritten one call each, where nothing is remembered.
+    /// Few producers, so that runs of one producer, producers coming back,
+    /// new bindings between them, and transactions opened and closed by
+    /// markers within a run all occur; and several fetches, some with new
+    /// times, so that runs span confirmed and pending bindings.
+    #[test]
+    fn a_fetch_maps_as_its_batches_one_call_each(
+        fetches in proptest::collection::vec(
+            (
+                proptest::collection::vec(
+                    prop_oneof![
+                        4 => (0i64..3, any::<bool>())
+                            .prop_map(|(pid, txn)| Part::Data { pid, txn, sizes: vec![10] }),
+                        2 => (0i64..3, any::<bool>()).prop_map(|(pid, commit)| Part::Control { pid, commit }),
+                        1 => Just(Part::Data { pid: -1, txn: false, sizes: vec![] }),
+                        1 => Just(Part::Legacy { magic: 1, len: 10 }),
+                    ],
+                    0..12,
+                ),
+                any::<bool>(),
+                0i64..3,
+            ),
+            1..4,
+        ),
+    ) {
+        let (mut whole, mut headers, mut each) = (mapper(), mapper(), mapper());
+        let options = RewriteOptions::default();
+        for (parts, confirm, later) in fetches {
+            let now = 1_000 + later * 3_600_000;
+            let entries: Vec<Vec<u8>> = parts.iter().map(encode).collect();
+            let fetch = entries.concat();
+            let rewrite = |m: &mut Mapper, bytes: &mut [u8]| {
+                let mut out = RewriteResult::default();
+                m.rewrite_into("east", bytes, now, options, &mut out, |_| Ok(())).unwrap();
+                out
+            };
+            let mut one_call = fetch.clone();
+            let out = rewrite(&mut whole, &mut one_call);
+            let mut slots = Vec::new();
+            let offsets = gather(&fetch, usize::MAX, &mut slots);
+            let mut view = HeaderView::new(&mut slots, fetch.len()).unwrap();
+            let mut by_headers = RewriteResult::default();
+            headers
+                .rewrite_headers_into("east", &mut view, now, options, &mut by_headers, |_| Ok(()))
+                .unwrap();
+            let mut from_headers = fetch.clone();
+            write_back(&slots, &offsets, &mut from_headers);
+            let mut records = Vec::new();
+            let mut mapped = Vec::new();
+            for entry in &entries {
+                let mut bytes = entry.clone();
+                let o = rewrite(&mut each, &mut bytes);
+                mapped.extend_from_slice(&bytes);
+                for r in o.records {
+                    // A pending binding's record comes back once per call.
+                    if !records.contains(&r) {
+                        records.push(r);
+                    }
+                }
+            }
+            prop_assert_eq!(&one_call, &mapped);
+            prop_assert_eq!(&from_headers, &mapped);
+            prop_assert_eq!(&out.records, &records);
+            prop_assert_eq!(&by_headers.records, &records);
+            prop_assert_eq!(bindings(&whole), bindings(&each));
+            prop_assert_eq!(bindings(&headers), bindings(&each));
+            if confirm {
+                whole.confirm();
+                headers.confirm();
+                each.confirm();
+            }
+        }
+        prop_assert_eq!(common::state(&whole), common::state(&each));
+    }
+}

@@ -82,9 +82,10 @@ impl<'a> HeaderView<'a> {
         }
     }
 
-    /// Writes `pid` into slot `index`'s window (a v2 batch of `size`
-    /// bytes the walker read there) and marks the slot changed.
-    pub(crate) fn set_producer_id(&mut self, index: usize, size: usize, pid: i64) {
+    /// Writes the producer ID `pid` (its big-endian bytes) into slot
+    /// `index`'s window (a v2 batch of `size` bytes the walker read there)
+    /// and marks the slot changed.
+    pub(crate) fn set_producer_id(&mut self, index: usize, size: usize, pid: [u8; 8]) {
         // The slot by its offset: `chunks_exact_mut().nth()` costs about
         // ten WebAssembly instructions more a batch.
         let slot = index
@@ -94,7 +95,7 @@ impl<'a> HeaderView<'a> {
             crate::error::invariant_broken("a slot the walker did not fill", &());
             return;
         };
-        BatchMut::header(window, size).set_producer_id(pid);
+        BatchMut::header(window, size).set_producer_id_bytes(pid);
         flags[SLOT_CHANGED_OFFSET - WINDOW..].copy_from_slice(&1i32.to_be_bytes());
     }
 }
@@ -206,7 +207,11 @@ impl<'a> Gathered<'a> {
     /// the host gathered fewer entries; an error when the slot does not
     /// hold what the layout says it must.
     pub(crate) fn window(&self, index: usize, offset: usize) -> Result<Option<&'a [u8]>> {
-        let Some(slot) = self.slots.chunks_exact(SLOT_BYTES).nth(index) else {
+        // The slot by its offset, as `set_producer_id` finds it.
+        let slot = index
+            .checked_mul(SLOT_BYTES)
+            .and_then(|at| self.slots.get(at..)?.get(..SLOT_BYTES));
+        let Some(slot) = slot else {
             return Ok(None);
         };
         let mut len = [0u8; 4];

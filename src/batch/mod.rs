@@ -205,6 +205,12 @@ impl<'a> Batch<'a> {
     pub fn producer_id(&self) -> i64 {
         i64::from_be_bytes(be(self.bytes, PRODUCER_ID_OFFSET))
     }
+    /// producerId's 8 bytes, as stored: to compare with another batch's
+    /// without decoding it (WebAssembly has no byte swap: decoding one
+    /// is 37 instructions).
+    pub(crate) fn producer_id_bytes(&self) -> [u8; 8] {
+        be(self.bytes, PRODUCER_ID_OFFSET)
+    }
     /// producerEpoch.
     pub fn producer_epoch(&self) -> i16 {
         i16::from_be_bytes(be(self.bytes, 51))
@@ -321,9 +327,14 @@ impl<'a> BatchMut<'a> {
     /// and the 8 changed bytes: a valid CRC stays valid, a wrong one stays
     /// wrong.
     pub fn set_producer_id(&mut self, pid: i64) {
+        self.set_producer_id_bytes(pid.to_be_bytes());
+    }
+
+    /// [`BatchMut::set_producer_id`] given the new producer ID's bytes
+    /// (big-endian), for a caller that encoded them once for many batches.
+    pub(crate) fn set_producer_id_bytes(&mut self, new: [u8; 8]) {
         let at = PRODUCER_ID_OFFSET;
         let old: [u8; 8] = be(self.bytes, at);
-        let new = pid.to_be_bytes();
         let after = (self.size - at - 8) as u64;
         let delta = crate::crc::patch_delta(&old, &new, after).to_be_bytes();
         // The stored CRC patched byte-wise (a word in the machine's order:

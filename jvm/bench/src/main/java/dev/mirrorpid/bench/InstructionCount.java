@@ -27,8 +27,10 @@ import org.apache.kafka.common.record.internal.SimpleRecord;
  * mp_rewrite_headers} and one {@code mp_output_len}) and counts that call only.
  *
  * <p>{@code scripts/bench-jvm.sh count} runs it on the module with its function names kept
- * ({@code dist/named/}, optimised as the shipped one is). Arguments: the module, then the
- * fetches' batch counts (default 1 and 100; the difference is the cost of a batch).
+ * ({@code dist/named/}, optimised as the shipped one is). Arguments: the module, optionally
+ * {@code --one-producer} (every batch of one producer, sequences running on; by default each
+ * batch has a producer of its own), then the fetches' batch counts (default 1 and 100; the
+ * difference is the cost of a batch).
  */
 public final class InstructionCount {
     private InstructionCount() {}
@@ -36,11 +38,14 @@ public final class InstructionCount {
     /** Runs the count for each batch count in {@code args[1..]}. */
     public static void main(String[] args) throws IOException {
         WasmModule module = Parser.parse(Files.readAllBytes(Path.of(args[0])));
+        boolean one = args.length > 1 && args[1].equals("--one-producer");
+        int first = one ? 2 : 1;
+        System.out.println(one ? "every batch of one producer" : "each batch of a producer of its own");
         long previous = -1;
         int previousBatches = 0;
-        for (int a = 1; a < Math.max(args.length, 3); a++) {
-            int batches = a < args.length ? Integer.parseInt(args[a]) : (a == 1 ? 1 : 100);
-            long[] perFunction = count(module, batches);
+        for (int a = first; a < Math.max(args.length, first + 2); a++) {
+            int batches = a < args.length ? Integer.parseInt(args[a]) : (a == first ? 1 : 100);
+            long[] perFunction = count(module, batches, one);
             long total = 0;
             for (long c : perFunction) {
                 total += c;
@@ -53,8 +58,11 @@ public final class InstructionCount {
         }
     }
 
-    /** Instructions run by one rewrite of {@code batches} bound batches, by function index. */
-    static long[] count(WasmModule module, int batches) {
+    /**
+     * Instructions run by one rewrite of {@code batches} bound batches (with {@code one}, all
+     * of one producer), by function index.
+     */
+    static long[] count(WasmModule module, int batches, boolean one) {
         int bodies = module.codeSection().functionBodyCount();
         Map<Instruction, Integer> owner = new IdentityHashMap<>();
         for (int i = 0; i < bodies; i++) {
@@ -80,9 +88,9 @@ public final class InstructionCount {
                 "{\"topicId\": \"6f1c3b2a-9d4e-4b7f-8a1c-2d3e4f5a6b7c\", \"partition\": 0}".getBytes(StandardCharsets.UTF_8)));
         byte[] source = "east".getBytes(StandardCharsets.UTF_8);
         int sourcePtr = put(instance, source)[0];
-        byte[] slots = slots(batches);
+        byte[] slots = slots(batches, one);
         int slotsPtr = put(instance, slots)[0];
-        int fetchLength = fetchLength(batches);
+        int fetchLength = fetch(batches, one).remaining();
         ExportFunction rewrite = instance.export("mp_rewrite_headers");
         ExportFunction outputLen = instance.export("mp_output_len");
         for (int round = 0; round < 3; round++) {
@@ -117,22 +125,20 @@ public final class InstructionCount {
         return new int[] {p, bytes.length};
     }
 
-    private static ByteBuffer fetch(int batches) {
+    private static ByteBuffer fetch(int batches, boolean one) {
         ByteBuffer all = ByteBuffer.allocate(400 * batches);
         for (int i = 0; i < batches; i++) {
-            all.put(MemoryRecords.withIdempotentRecords(Compression.NONE, 1000L + i, (short) 0, 0,
+            long pid = one ? 1000L : 1000L + i;
+            int sequence = one ? i : 0;
+            all.put(MemoryRecords.withIdempotentRecords(Compression.NONE, pid, (short) 0, sequence,
                     new SimpleRecord(new byte[200])).buffer());
         }
         return all.flip();
     }
 
-    private static int fetchLength(int batches) {
-        return fetch(batches).remaining();
-    }
-
     /** The fetch's header slots, as {@code docs/ABI.md}'s gathering loop makes them. */
-    private static byte[] slots(int batches) {
-        ByteBuffer fetch = fetch(batches);
+    private static byte[] slots(int batches, boolean one) {
+        ByteBuffer fetch = fetch(batches, one);
         ByteBuffer slots = ByteBuffer.allocate(batches * 120);
         int pos = 0;
         for (int i = 0; i < batches; i++) {

@@ -52,6 +52,13 @@ public class RewriteBench {
     @Param({"1"})
     public int batches;
 
+    /**
+     * Whose batches: {@code each} batch a producer of its own, or all of {@code one} producer,
+     * its sequences running on (a partition that one producer writes to).
+     */
+    @Param({"each"})
+    public String producers;
+
     /** BUILD_TIME, COMPILER or INTERPRETER (mirrorpid only). */
     @Param({"COMPILER"})
     public String mode;
@@ -68,11 +75,17 @@ public class RewriteBench {
         ByteBuffer all = ByteBuffer.allocate((batchBytes + 64) * batches);
         offsets = new int[batches];
         original = new long[batches];
+        boolean one = switch (producers) {
+            case "one" -> true;
+            case "each" -> false;
+            default -> throw new IllegalArgumentException("producers: one or each, not " + producers);
+        };
         for (int i = 0; i < batches; i++) {
-            MemoryRecords r = MemoryRecords.withIdempotentRecords(Compression.NONE, 1000L + i, (short) 0, 0,
+            long pid = one ? 1000L : 1000L + i;
+            MemoryRecords r = MemoryRecords.withIdempotentRecords(Compression.NONE, pid, (short) 0, one ? i : 0,
                     new SimpleRecord(new byte[payload]));
             offsets[i] = all.position();
-            original[i] = 1000L + i;
+            original[i] = pid;
             all.put(r.buffer());
         }
         fetch = all.flip();
