@@ -345,8 +345,7 @@ impl Mapper {
                         // Bound and confirmed (the common case): nothing to
                         // say but the PID, so no outcome is built.
                         Some(idx) if !self.is_pending(idx) => {
-                            self.touch(idx, now_ms, txn);
-                            let b = self.table.get(idx);
+                            let b = self.touch(idx, now_ms, txn);
                             let r = Recent {
                                 pid_bytes,
                                 pid,
@@ -354,7 +353,7 @@ impl Mapper {
                                 mapped: b.mapped,
                                 mapped_bytes: b.mapped.to_be_bytes(),
                                 salt: b.salt,
-                                open: b.flags & TXN_OPEN != 0,
+                                open: txn.unwrap_or(b.flags & TXN_OPEN != 0),
                             };
                             recent = Some(r);
                             (pid, r.mapped, r.mapped_bytes, Some(r.salt), None, false)

@@ -377,9 +377,11 @@ impl Mapper {
     /// Records that the binding at `idx` was seen at `now_ms` and, when
     /// `txn` says so, that its transaction is open or ended: one saved state
     /// and one write, and none when nothing changes (the batch path's
-    /// common case within one call).
+    /// common case within one call). Returns the binding as it was, whose
+    /// PIDs and salt a touch does not change, so that the batch path reads
+    /// the table once.
     #[inline(always)]
-    pub(crate) fn touch(&mut self, idx: usize, now_ms: i64, txn: Option<bool>) {
+    pub(crate) fn touch(&mut self, idx: usize, now_ms: i64, txn: Option<bool>) -> Binding {
         let b = *self.table.get(idx);
         let last_seen = b.last_seen.max(table::seen_at(now_ms));
         let flags = match txn {
@@ -390,6 +392,7 @@ impl Mapper {
         if last_seen != b.last_seen || flags != b.flags {
             self.set_state(idx, last_seen, flags);
         }
+        b
     }
 
     /// Changes a binding's state, saving the old one for the call under way

@@ -4,7 +4,11 @@ import dev.mirrorpid.MapperConfig;
 import dev.mirrorpid.MirrorPid;
 import dev.mirrorpid.PidMapper;
 import dev.mirrorpid.RewriteResult;
+import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.nio.ByteBuffer;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.concurrent.TimeUnit;
 import org.apache.kafka.common.Uuid;
 import org.apache.kafka.common.compress.Compression;
@@ -63,6 +67,13 @@ public class RewriteBench {
     @Param({"COMPILER"})
     public String mode;
 
+    /**
+     * A module file to run instead of the jar's (empty: the jar's), to measure two builds side
+     * by side in one run; not with BUILD_TIME, which runs the jar's own.
+     */
+    @Param({""})
+    public String module;
+
     private ByteBuffer fetch;
     private int[] offsets;
     private long[] original;
@@ -89,7 +100,15 @@ public class RewriteBench {
             all.put(r.buffer());
         }
         fetch = all.flip();
-        mapper = MirrorPid.load(MirrorPid.Mode.valueOf(mode))
+        MirrorPid.Builder builder = MirrorPid.builder().mode(MirrorPid.Mode.valueOf(mode));
+        if (!module.isEmpty()) {
+            try {
+                builder.module(Files.readAllBytes(Path.of(module)));
+            } catch (IOException e) {
+                throw new UncheckedIOException(e);
+            }
+        }
+        mapper = builder.build()
                 .newMapper(MapperConfig.builder(Uuid.fromString("bxw7Kp1OS3-KHC0-T1prfA"), 0).build());
         // Bind every producer once (the steady state), and learn their mapped PIDs.
         mapped = new long[batches];
