@@ -88,19 +88,35 @@ fn encode(part: &Part) -> Vec<u8> {
 type Outcome = Result<(usize, Vec<u8>, RewriteResult), Error>;
 
 fn by_buffer(m: &mut Mapper, fetch: &[u8], options: RewriteOptions) -> Outcome {
+    by_buffer_at(m, fetch, options, 1_000)
+}
+
+/// [`by_buffer`] at host time `now`.
+fn by_buffer_at(m: &mut Mapper, fetch: &[u8], options: RewriteOptions, now: i64) -> Outcome {
     let mut bytes = fetch.to_vec();
     let mut out = RewriteResult::default();
-    m.rewrite_into("east", &mut bytes, 1_000, options, &mut out, |_| Ok(()))?;
+    m.rewrite_into("east", &mut bytes, now, options, &mut out, |_| Ok(()))?;
     Ok((out.consumed, bytes, out))
 }
 
 fn by_headers(m: &mut Mapper, fetch: &[u8], max_slots: usize, options: RewriteOptions) -> Outcome {
+    by_headers_at(m, fetch, max_slots, options, 1_000)
+}
+
+/// [`by_headers`] at host time `now`.
+fn by_headers_at(
+    m: &mut Mapper,
+    fetch: &[u8],
+    max_slots: usize,
+    options: RewriteOptions,
+    now: i64,
+) -> Outcome {
     let mut slots = Vec::new();
     let offsets = gather(fetch, max_slots, &mut slots);
     let before = slots.clone();
     let mut view = HeaderView::new(&mut slots, fetch.len()).unwrap();
     let mut out = RewriteResult::default();
-    let result = m.rewrite_headers_into("east", &mut view, 1_000, options, &mut out, |_| Ok(()));
+    let result = m.rewrite_headers_into("east", &mut view, now, options, &mut out, |_| Ok(()));
     if let Err(e) = result {
         assert_eq!(slots, before, "a failed header rewrite changed its slots");
         return Err(e);
@@ -449,27 +465,13 @@ proptest! {
             let now = 1_000 + later * 3_600_000;
             let entries: Vec<Vec<u8>> = parts.iter().map(encode).collect();
             let fetch = entries.concat();
-            let rewrite = |m: &mut Mapper, bytes: &mut [u8]| {
-                let mut out = RewriteResult::default();
-                m.rewrite_into("east", bytes, now, options, &mut out, |_| Ok(())).unwrap();
-                out
-            };
-            let mut one_call = fetch.clone();
-            let out = rewrite(&mut whole, &mut one_call);
-            let mut slots = Vec::new();
-            let offsets = gather(&fetch, usize::MAX, &mut slots);
-            let mut view = HeaderView::new(&mut slots, fetch.len()).unwrap();
-            let mut by_headers = RewriteResult::default();
-            headers
-                .rewrite_headers_into("east", &mut view, now, options, &mut by_headers, |_| Ok(()))
-                .unwrap();
-            let mut from_headers = fetch.clone();
-            write_back(&slots, &offsets, &mut from_headers);
+            let (_, one_call, out) = by_buffer_at(&mut whole, &fetch, options, now).unwrap();
+            let (_, from_headers, by_headers) =
+                by_headers_at(&mut headers, &fetch, usize::MAX, options, now).unwrap();
             let mut records = Vec::new();
             let mut mapped = Vec::new();
             for entry in &entries {
-                let mut bytes = entry.clone();
-                let o = rewrite(&mut each, &mut bytes);
+                let (_, bytes, o) = by_buffer_at(&mut each, entry, options, now).unwrap();
                 mapped.extend_from_slice(&bytes);
                 for r in o.records {
                     // A pending binding's record comes back once per call.
