@@ -231,7 +231,9 @@ impl Mapper {
                         view.set_producer_id(slot, size, pid);
                     }
                 }
-                self.changed = changed;
+                // The placeholder `take` left is empty: forgotten, not
+                // dropped (its drop is a call that frees nothing).
+                std::mem::forget(std::mem::replace(&mut self.changed, changed));
                 mapped?;
             }
         }

@@ -1,6 +1,53 @@
-//! `Vec::insert` and `Vec::remove` without their index assertions, for
-//! code the broker module runs, which reaches no panic
-//! (`docs/RELIABILITY.md`): a push or a pop and a rotation of the tail.
+//! Slice helpers for code the broker module runs, which reaches no panic
+//! (`docs/RELIABILITY.md`) and is built for size: `Vec::insert` and
+//! `Vec::remove` without their index assertions (a push or a pop and a
+//! rotation of the tail), and a byte comparison that needs no `memcmp`.
+
+/// Whether `a` and `b` hold the same bytes, compared a word at a time (the
+/// last word overlapping the one before it). Slice equality is a call of
+/// `memcmp`, which WebAssembly runs a byte at a time: about 45
+/// instructions for a 1-byte cluster ID and four more a byte after that,
+/// where a 22-byte one (Kafka's) takes three words here. Out of line: one
+/// copy serves every comparison of cluster IDs (inlined, they made the
+/// broker module 2 KB larger).
+#[inline(never)]
+pub fn same_bytes(a: &[u8], b: &[u8]) -> bool {
+    let n = a.len();
+    if n != b.len() {
+        return false;
+    }
+    if n < 8 {
+        if n >= 4 {
+            return word4(a, 0) == word4(b, 0) && word4(a, n - 4) == word4(b, n - 4);
+        }
+        return (0..n).all(|i| a.get(i) == b.get(i));
+    }
+    let mut i = 0;
+    while i + 8 < n {
+        if word8(a, i) != word8(b, i) {
+            return false;
+        }
+        i += 8;
+    }
+    word8(a, n - 8) == word8(b, n - 8)
+}
+
+/// The 8 bytes at `i` as a word (0 past the end, which [`same_bytes`]
+/// never reads: both slices have its length).
+#[inline(always)]
+fn word8(s: &[u8], i: usize) -> u64 {
+    s.get(i..)
+        .and_then(<[u8]>::first_chunk::<8>)
+        .map_or(0, |w| u64::from_le_bytes(*w))
+}
+
+/// The 4 bytes at `i` as a word, as [`word8`].
+#[inline(always)]
+fn word4(s: &[u8], i: usize) -> u32 {
+    s.get(i..)
+        .and_then(<[u8]>::first_chunk::<4>)
+        .map_or(0, |w| u32::from_le_bytes(*w))
+}
 
 /// Inserts `x` at position `i`, shifting the elements from there up; at
 /// the end when `i` is past it.
@@ -25,6 +72,33 @@ pub fn remove_at<T>(v: &mut Vec<T>, i: usize) -> Option<T> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn same_bytes_is_slice_equality() {
+        let base: Vec<u8> = (0..40u8).map(|i| i.wrapping_mul(37) ^ 0x5a).collect();
+        for n in 0..=base.len() {
+            let a = &base[..n];
+            assert!(same_bytes(a, a), "{n} bytes");
+            let mut b = a.to_vec();
+            for at in 0..n {
+                b[at] ^= 1 << (at % 8);
+                assert!(!same_bytes(a, &b), "{n} bytes, byte {at} differs");
+                b[at] = a[at];
+            }
+            assert!(same_bytes(a, &b), "{n} bytes, restored");
+            if n > 1 {
+                assert!(
+                    !same_bytes(a, &base[..n - 1]),
+                    "{n} against {} bytes",
+                    n - 1
+                );
+                assert!(
+                    !same_bytes(&base[1..n], &base[..n - 1]),
+                    "{n} bytes, shifted"
+                );
+            }
+        }
+    }
 
     #[test]
     fn they_are_vec_insert_and_remove() {

@@ -41,6 +41,9 @@ impl State {
         next_handle: 0,
         last_error: String::new(),
         source: String::new(),
+        source_at: 0,
+        fetch_at: 0,
+        mapper_at: 0,
     };
 }
 
@@ -64,9 +67,18 @@ impl<K: Ord + Copy, V> Sorted<K, V> {
         Err(lo)
     }
 
-    pub(crate) fn get_mut(&mut self, key: K) -> Option<&mut V> {
-        let i = self.find(key).ok()?;
-        self.0.get_mut(i).map(|(_, v)| v)
+    /// [`Sorted::find`], trying entry `hint` first and leaving there the
+    /// entry it found.
+    #[inline(always)]
+    pub(crate) fn find_from(&self, hint: &mut usize, key: K) -> Result<usize, usize> {
+        if self.0.get(*hint).is_some_and(|(k, _)| *k == key) {
+            return Ok(*hint);
+        }
+        let found = self.find(key);
+        if let Ok(i) = found {
+            *hint = i;
+        }
+        found
     }
 
     /// The index of the entry with the greatest key at or below `key`.
@@ -120,6 +132,14 @@ pub(crate) struct State {
     /// a call from the same source compares its bytes and neither checks
     /// nor copies them again (no allocation per call either).
     pub(crate) source: String,
+    /// Where the last rewrite found its source's block and its fetch's
+    /// among `allocs`: a host passes the same two blocks call after call,
+    /// so each is checked there before any bisection (a hint only: a stale
+    /// one costs the bisection, never a wrong block).
+    pub(crate) source_at: usize,
+    pub(crate) fetch_at: usize,
+    /// Where the last call found its mapper among `mappers`, the same way.
+    pub(crate) mapper_at: usize,
 }
 
 thread_local! {
@@ -167,13 +187,38 @@ impl Blocks {
         let Some(i) = self.at_or_below(ptr) else {
             return Err(bad_pointer(ptr, len));
         };
-        let Some((start, block)) = self.0.get(i) else {
-            return Err(bad_pointer(ptr, len));
-        };
-        let off = ptr - start;
+        self.within(i, ptr, len)
+            .ok_or_else(|| bad_pointer(ptr, len))
+    }
+
+    /// [`Blocks::locate`], trying block `hint` first and leaving there the
+    /// block it found. Blocks never overlap, so a block that holds the
+    /// whole of a non-empty range is the one the bisection finds.
+    #[inline(always)]
+    pub(crate) fn locate_from(
+        &self,
+        hint: &mut usize,
+        ptr: usize,
+        len: usize,
+    ) -> Result<(usize, usize), Failure> {
+        if len != 0 {
+            if let Some(found) = self.within(*hint, ptr, len) {
+                return Ok(found);
+            }
+        }
+        let found = self.locate(ptr, len)?;
+        *hint = found.0;
+        Ok(found)
+    }
+
+    /// Block `i` and the offset of `ptr` in it, if it holds [ptr, ptr+len).
+    #[inline(always)]
+    fn within(&self, i: usize, ptr: usize, len: usize) -> Option<(usize, usize)> {
+        let (start, block) = self.0.get(i)?;
+        let off = ptr.checked_sub(*start)?;
         match off.checked_add(len) {
-            Some(end) if end <= block.len() => Ok((i, off)),
-            _ => Err(bad_pointer(ptr, len)),
+            Some(end) if end <= block.len() => Some((i, off)),
+            _ => None,
         }
     }
 
@@ -183,7 +228,28 @@ impl Blocks {
         if len == 0 {
             return Ok(&[]);
         }
-        let (i, off) = self.locate(ptr, len)?;
+        let found = self.locate(ptr, len)?;
+        self.slice(found, ptr, len)
+    }
+
+    /// [`Blocks::bytes`] through [`Blocks::locate_from`].
+    #[inline(always)]
+    pub(crate) fn bytes_from(
+        &self,
+        hint: &mut usize,
+        ptr: usize,
+        len: usize,
+    ) -> Result<&[u8], Failure> {
+        if len == 0 {
+            return Ok(&[]);
+        }
+        let found = self.locate_from(hint, ptr, len)?;
+        self.slice(found, ptr, len)
+    }
+
+    /// The `len` bytes at offset `off` of block `i`.
+    #[inline(always)]
+    fn slice(&self, (i, off): (usize, usize), ptr: usize, len: usize) -> Result<&[u8], Failure> {
         self.0
             .get(i)
             .and_then(|(_, block)| block.get(off..)?.get(..len))
@@ -220,10 +286,11 @@ impl State {
         (buf_ptr, buf_len): (i32, i32),
         f: &mut FetchCall<'_>,
     ) -> Result<i32, Failure> {
+        let (src_ptr, src_len) = (address(src_ptr), size(src_len, "length")?);
         let raw = self
             .allocs
-            .bytes(address(src_ptr), size(src_len, "length")?)?;
-        if raw != self.source.as_bytes() {
+            .bytes_from(&mut self.source_at, src_ptr, src_len)?;
+        if !mirrorpid::vec::same_bytes(raw, self.source.as_bytes()) {
             let Ok(text) = std::str::from_utf8(raw) else {
                 return Err(fail(Code::BadArgument, "source cluster ID is not UTF-8"));
             };
@@ -232,13 +299,13 @@ impl State {
             self.source.push_str(text);
         }
         let (ptr, len) = (address(buf_ptr), size(buf_len, "length")?);
-        let Ok(slot_at) = self.mappers.find(handle) else {
+        let Ok(slot_at) = self.mappers.find_from(&mut self.mapper_at, handle) else {
             return Err(bad_handle(handle));
         };
         let block_at = if len == 0 {
             None
         } else {
-            Some(self.allocs.locate(ptr, len)?)
+            Some(self.allocs.locate_from(&mut self.fetch_at, ptr, len)?)
         };
         let Some((_, slot)) = self.mappers.0.get_mut(slot_at) else {
             return Err(bad_handle(handle));
@@ -257,8 +324,13 @@ impl State {
     }
 
     pub(crate) fn slot(&mut self, handle: i32) -> Result<&mut Slot, Failure> {
+        let Ok(i) = self.mappers.find_from(&mut self.mapper_at, handle) else {
+            return Err(bad_handle(handle));
+        };
         self.mappers
-            .get_mut(handle)
+            .0
+            .get_mut(i)
+            .map(|(_, slot)| slot)
             .ok_or_else(|| bad_handle(handle))
     }
 

@@ -609,3 +609,94 @@ fn module_is_small_and_imports_nothing() {
     // load() itself refuses a module with imports.
     load();
 }
+
+/// A rewrite tries the blocks and the mapper the last rewrite used before
+/// any bisection. A host that then passes a range running past that block,
+/// starting before it, in a block since freed, or in a block whose index
+/// moved, gets what the bisection gives: a bad pointer, or the right
+/// block. A freed mapper's handle is refused, and another's is served as
+/// itself.
+#[test]
+fn the_last_calls_blocks_are_only_a_hint() {
+    let mut module = load();
+    let h = module.mapper_new(&config(0)).unwrap();
+    let mut twin = native(0);
+    let original = fetch(&[0, 1, 2], 0, false);
+    let n = original.len() as i32;
+    let src = module.put(b"AB").unwrap();
+    let buf = module.put(&original).unwrap();
+    let mut want = original.clone();
+    twin.rewrite("AB", &mut want, 1, RewriteOptions::default())
+        .unwrap();
+    assert_eq!(
+        module.rewrite_in_place(h, src, buf, 1, 0).unwrap(),
+        original.len()
+    );
+    assert_eq!(module.read(buf.0, n), want);
+    let bad = |module: &mut BrokerModule, h: i32, src: (i32, i32), buf: (i32, i32)| {
+        let before = module.snapshot(h).ok();
+        let e = module.rewrite_in_place(h, src, buf, 1, 0).unwrap_err();
+        assert_eq!(module.snapshot(h).ok(), before, "nothing changed");
+        e.kind()
+    };
+    // Past the end of the last call's fetch block, and before its start.
+    assert_eq!(
+        bad(&mut module, h, src, (buf.0 + 1, n)),
+        Some(Code::BadPointer)
+    );
+    assert_eq!(
+        bad(&mut module, h, src, (buf.0 - 1, n)),
+        Some(Code::BadPointer)
+    );
+    // Past the end of the last call's source block.
+    assert_eq!(bad(&mut module, h, (src.0, 3), buf), Some(Code::BadPointer));
+    assert_eq!(
+        bad(&mut module, h, (src.0 + 1, 2), buf),
+        Some(Code::BadPointer)
+    );
+    // Both blocks freed: their addresses are no block's now.
+    module.free(buf.0).unwrap();
+    assert_eq!(bad(&mut module, h, src, buf), Some(Code::BadPointer));
+    let other = module.put(&original).unwrap();
+    module.free(src.0).unwrap();
+    assert_eq!(bad(&mut module, h, src, other), Some(Code::BadPointer));
+    // New blocks on every side of the fetch, so that its index moves
+    // between calls: each call still finds its own block.
+    let mut blocks = vec![other];
+    for round in 0..6 {
+        let src = module.put(b"CD").unwrap();
+        let fetch_block = module.put(&original).unwrap();
+        blocks.push(src);
+        blocks.push(fetch_block);
+        // Free one earlier block, so that indices shift down too.
+        if round % 2 == 1 {
+            let old = blocks.remove(0);
+            module.free(old.0).unwrap();
+        }
+        let mut want = original.clone();
+        twin.rewrite("CD", &mut want, 1, RewriteOptions::default())
+            .unwrap();
+        module.rewrite_in_place(h, src, fetch_block, 1, 0).unwrap();
+        assert_eq!(module.read(fetch_block.0, n), want, "round {round}");
+    }
+    // The mapper: a second one, then the first freed.
+    let h2 = module.mapper_new(&config(1)).unwrap();
+    let mut twin2 = native(1);
+    let (src, fetch_block) = (module.put(b"CD").unwrap(), module.put(&original).unwrap());
+    let mut want = original.clone();
+    twin2
+        .rewrite("CD", &mut want, 1, RewriteOptions::default())
+        .unwrap();
+    module.rewrite_in_place(h2, src, fetch_block, 1, 0).unwrap();
+    assert_eq!(module.read(fetch_block.0, n), want, "as the second mapper");
+    module.mapper_free(h).unwrap();
+    module.write(fetch_block.0, &original).unwrap();
+    assert_eq!(bad(&mut module, h, src, fetch_block), Some(Code::BadHandle));
+    assert_eq!(module.read(fetch_block.0, n), original);
+    module.rewrite_in_place(h2, src, fetch_block, 1, 0).unwrap();
+    assert_eq!(
+        module.read(fetch_block.0, n),
+        want,
+        "the second mapper again"
+    );
+}

@@ -168,21 +168,11 @@ pub(super) fn name_hash(k: &Keys, name: &str) -> u64 {
     fold(lo ^ K2 ^ k.name.1, hi ^ seed ^ K1)
 }
 
-/// Whether two cluster IDs are equal: names up to 16 bytes (the usual
-/// case) as two overlapping word comparisons, inline; longer ones by
-/// `memcmp`, whose call costs more than the comparison of a short name.
+/// Whether two cluster IDs are equal, a word at a time, inline
+/// ([`crate::vec::same_bytes`]).
 #[inline]
 pub(super) fn same_name(a: &str, b: &str) -> bool {
-    let (a, b) = (a.as_bytes(), b.as_bytes());
-    let n = a.len();
-    if n != b.len() {
-        return false;
-    }
-    match n {
-        8..=16 => read8(a) == read8(b) && read8(&a[n - 8..]) == read8(&b[n - 8..]),
-        4..=7 => read4(a) == read4(b) && read4(&a[n - 4..]) == read4(&b[n - 4..]),
-        _ => a == b,
-    }
+    crate::vec::same_bytes(a.as_bytes(), b.as_bytes())
 }
 
 #[cfg(test)]
