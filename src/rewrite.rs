@@ -26,12 +26,11 @@ pub struct RewriteOptions {
     /// The input ends on a batch boundary: a truncated tail is an error
     /// instead of being left for the next fetch.
     pub complete: bool,
-    /// A header rewrite leaves [`RewriteResult::batches`] empty: for a
-    /// host that reads only the slots and the records (the broker module,
-    /// whose ABI reports no outcome), building an outcome for every batch
-    /// was a tenth of a batch's cost. A rewrite of the bytes themselves
-    /// needs the outcomes to write them, and records them whatever this
-    /// says.
+    /// The rewrite leaves [`RewriteResult::batches`] empty: for a host
+    /// that reads only the rewritten bytes or slots and the records (the
+    /// broker module, whose ABI reports no outcome), building an outcome
+    /// for every batch was a tenth of a batch's cost. The bytes, records
+    /// and every other field are what they would be without it.
     pub skip_outcomes: bool,
 }
 
@@ -183,60 +182,55 @@ impl Mapper {
     ) -> Result<()> {
         let source = SourceCluster::new(source_cluster_id)?;
         out.clear();
-        match fetch {
+        if options.strict_crc && matches!(fetch, Fetch::Headers(_)) {
+            return Err(crate::Error::invalid(
+                "strict CRC needs the records: a header view holds none",
+            ));
+        }
+        let outcomes = !options.skip_outcomes;
+        // The mapper's list of changed batches, its capacity kept between
+        // calls: both paths note them while mapping and write them once
+        // nothing can fail.
+        let mut changed = std::mem::take(&mut self.changed);
+        changed.clear();
+        let mapped = match fetch {
             Fetch::Bytes(buf) => {
-                self.atomically(|m| {
+                let mapped = self.atomically(|m| {
                     let walker = if options.complete {
                         Batches::complete(buf)
                     } else {
                         Batches::new(buf)
                     };
-                    m.map_batches(source, walker, now_ms, options.strict_crc, true, out, None)?;
-                    then(out)
-                })?;
-                // The bytes last, once nothing can fail.
-                for b in &out.batches {
-                    if b.mapped_pid != b.original_pid {
-                        BatchMut::at(buf, b.offset).set_producer_id(b.mapped_pid);
-                    }
-                }
-            }
-            Fetch::Headers(view) => {
-                if options.strict_crc {
-                    return Err(crate::Error::invalid(
-                        "strict CRC needs the records: a header view holds none",
-                    ));
-                }
-                // The mapper's buffer, its capacity kept between calls.
-                let mut changed = std::mem::take(&mut self.changed);
-                changed.clear();
-                let mapped = self.atomically(|m| {
-                    let walker = Batches::headers(view, options.complete);
-                    let outcomes = !options.skip_outcomes;
-                    m.map_batches(
-                        source,
-                        walker,
-                        now_ms,
-                        false,
-                        outcomes,
-                        out,
-                        Some(&mut changed),
-                    )?;
+                    let strict = options.strict_crc;
+                    m.map_batches(source, walker, now_ms, strict, outcomes, out, &mut changed)?;
                     then(out)
                 });
                 if mapped.is_ok() {
-                    // The slots last, once nothing can fail.
-                    view.clear_changed();
-                    for &(slot, size, pid) in &changed {
-                        view.set_producer_id(slot, size, pid);
+                    for c in &changed {
+                        BatchMut::at(buf, c.offset).set_producer_id_bytes(c.pid);
                     }
                 }
-                // The placeholder `take` left is empty: forgotten, not
-                // dropped (its drop is a call that frees nothing).
-                std::mem::forget(std::mem::replace(&mut self.changed, changed));
-                mapped?;
+                mapped
             }
-        }
+            Fetch::Headers(view) => {
+                let mapped = self.atomically(|m| {
+                    let walker = Batches::headers(view, options.complete);
+                    m.map_batches(source, walker, now_ms, false, outcomes, out, &mut changed)?;
+                    then(out)
+                });
+                if mapped.is_ok() {
+                    view.clear_changed();
+                    for c in &changed {
+                        view.set_producer_id(c.entry, c.size, c.pid);
+                    }
+                }
+                mapped
+            }
+        };
+        // The placeholder `take` left is empty: forgotten, not dropped (its
+        // drop is a call that frees nothing).
+        std::mem::forget(std::mem::replace(&mut self.changed, changed));
+        mapped?;
         Ok(())
     }
 
@@ -269,9 +263,8 @@ impl Mapper {
     }
 
     /// Walks the fetch, mapping each v2 batch's producer and recording its
-    /// outcome in `out` (with `outcomes`), and in `changed` the entry
-    /// index, size and new PID of each batch whose PID changes; writes
-    /// nothing to the fetch.
+    /// outcome in `out` (with `outcomes`), and in `changed` each batch
+    /// whose PID changes ([`Change`]); writes nothing to the fetch.
     #[inline(never)]
     #[allow(clippy::too_many_arguments)]
     fn map_batches(
@@ -282,7 +275,7 @@ impl Mapper {
         strict_crc: bool,
         outcomes: bool,
         out: &mut RewriteResult,
-        mut changed: Option<&mut Changed>,
+        changed: &mut Changed,
     ) -> Result<()> {
         // The source's cluster index, looked up once per call, not per batch.
         let mut cluster = self.table.find_cluster(source.as_str());
@@ -378,10 +371,13 @@ impl Mapper {
                 out.records.push(*record);
             }
             if mapped != pid {
-                if let Some(changed) = changed.as_deref_mut() {
-                    room(changed, 1, RESULTS)?;
-                    changed.push((walker.entries() - 1, batch.size(), mapped_bytes));
-                }
+                room(changed, 1, RESULTS)?;
+                changed.push(Change {
+                    entry: walker.entries() - 1,
+                    offset,
+                    size: batch.size(),
+                    pid: mapped_bytes,
+                });
             }
             if outcomes {
                 out.batches.push(BatchOutcome {
@@ -418,8 +414,17 @@ struct Recent {
     open: bool,
 }
 
-/// Where a header rewrite notes the batches whose producer ID changes
-/// (entry index, batch size, new PID's big-endian bytes), to find their
-/// slots after; a buffer's rewrite finds the batches by offset instead
-/// and passes none.
-type Changed = Vec<(usize, usize, [u8; 8])>;
+/// A batch whose producer ID the rewrite changes, as [`Mapper::map_batches`]
+/// notes it for the write that follows: where it is (its entry's index,
+/// which is its slot in a header view, and its offset in the fetch), its
+/// size, and its new producer ID's big-endian bytes.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Change {
+    entry: usize,
+    offset: usize,
+    size: usize,
+    pid: [u8; 8],
+}
+
+/// The batches a rewrite changes, in fetch order.
+type Changed = Vec<Change>;

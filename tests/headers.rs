@@ -199,7 +199,7 @@ proptest! {
             1..5,
         ),
     ) {
-        let (mut a, mut b, mut c) = (mapper(), mapper(), mapper());
+        let (mut a, mut b, mut c, mut d) = (mapper(), mapper(), mapper(), mapper());
         for (parts, flips, cut, truncate, max_slots, complete) in fetches {
             let mut fetch: Vec<u8> = parts.iter().flat_map(encode).collect();
             if !fetch.is_empty() {
@@ -219,9 +219,20 @@ proptest! {
             let prefix = gathered_prefix(&fetch, max_slots);
             let whole = by_buffer(&mut a, &fetch[..prefix], options);
             let headers = by_headers(&mut b, &fetch, max_slots, options);
-            // The broker module's rewrite: the same, but no outcomes.
+            // The broker module's rewrites: the same, but no outcomes.
             let lean_options = RewriteOptions { skip_outcomes: true, ..options };
             let lean = by_headers(&mut c, &fetch, max_slots, lean_options);
+            let lean_whole = by_buffer(&mut d, &fetch[..prefix], lean_options);
+            match (&lean_whole, &whole) {
+                (Ok((n4, bytes4, out4)), Ok((n1, bytes1, out1))) => {
+                    prop_assert_eq!(n4, n1);
+                    prop_assert_eq!(bytes4, bytes1);
+                    prop_assert!(out4.batches.is_empty());
+                    prop_assert_eq!(&RewriteResult { batches: out1.batches.clone(), ..out4.clone() }, out1);
+                }
+                (Err(e4), Err(e1)) => prop_assert_eq!(e4, e1),
+                (x, y) => prop_assert!(false, "lean {:?} against {:?}", x, y),
+            }
             match (whole, headers, lean) {
                 (Ok((n1, bytes1, out1)), Ok((n2, bytes2, out2)), Ok((n3, bytes3, out3))) => {
                     prop_assert_eq!(n1, n2);
@@ -247,9 +258,11 @@ proptest! {
             }
             prop_assert_eq!(common::state(&a), common::state(&b));
             prop_assert_eq!(common::state(&c), common::state(&b));
+            prop_assert_eq!(common::state(&d), common::state(&a));
             a.confirm();
             b.confirm();
             c.confirm();
+            d.confirm();
         }
     }
 }
@@ -397,26 +410,61 @@ fn a_control_batch_with_longest_varints_reads_the_same_marker_from_its_window() 
 }
 
 #[test]
-fn a_rewrite_of_the_bytes_records_its_outcomes_whatever_skip_outcomes_says() {
-    let fetch = encode(&Part::Data {
-        pid: 3,
-        txn: false,
-        sizes: vec![100],
-    });
+fn a_rewrite_without_outcomes_writes_what_one_with_them_writes() {
+    // A bound producer, a new one, a transaction and its marker, a legacy
+    // entry: every kind of batch a rewrite writes or passes.
+    let fetch: Vec<u8> = [
+        Part::Data {
+            pid: 3,
+            txn: false,
+            sizes: vec![100],
+        },
+        Part::Data {
+            pid: 4,
+            txn: true,
+            sizes: vec![80, 300],
+        },
+        Part::Control {
+            pid: 4,
+            commit: true,
+        },
+        Part::Legacy { magic: 1, len: 40 },
+        Part::Data {
+            pid: 3,
+            txn: false,
+            sizes: vec![61],
+        },
+    ]
+    .iter()
+    .flat_map(encode)
+    .collect();
     let lean = RewriteOptions {
         skip_outcomes: true,
         ..RewriteOptions::default()
     };
     let (mut a, mut b) = (mapper(), mapper());
-    let (mut x, mut y) = (fetch.clone(), fetch.clone());
-    let with = a.rewrite("east", &mut x, 1_000, lean).unwrap();
-    let without = b
-        .rewrite("east", &mut y, 1_000, RewriteOptions::default())
-        .unwrap();
-    assert_eq!(with, without);
-    assert_eq!(with.batches.len(), 1);
-    assert_ne!(x, fetch, "the batch was rewritten");
-    assert_eq!(x, y);
+    for round in 0..2 {
+        let (mut x, mut y) = (fetch.clone(), fetch.clone());
+        let without = a.rewrite("east", &mut x, 1_000, lean).unwrap();
+        let with = b
+            .rewrite("east", &mut y, 1_000, RewriteOptions::default())
+            .unwrap();
+        assert!(without.batches.is_empty(), "round {round}");
+        assert!(with.batches.len() >= 4, "round {round}");
+        assert_ne!(x, fetch, "round {round}: the batches were rewritten");
+        assert_eq!(x, y, "round {round}");
+        assert_eq!(
+            RewriteResult {
+                batches: with.batches.clone(),
+                ..without
+            },
+            with,
+            "round {round}"
+        );
+        assert_eq!(bindings(&a), bindings(&b), "round {round}");
+        a.confirm();
+        b.confirm();
+    }
 }
 
 /// Every binding as it stands (pending ones included), in a comparable

@@ -64,9 +64,9 @@ pub struct Mapper {
     in_call: bool,
     /// Counts calls, so that one call returns a pending record once.
     calls: u64,
-    /// A header rewrite's changed slots (slot, batch size, new PID as a batch holds it), kept
-    /// between calls so that a rewrite allocates nothing once warm.
-    pub(crate) changed: Vec<(usize, usize, [u8; 8])>,
+    /// A rewrite's changed batches, kept between calls so that a rewrite
+    /// allocates nothing once warm.
+    pub(crate) changed: Vec<crate::rewrite::Change>,
     /// The trust declaration, prepared for lookups.
     trust: Option<Trust>,
 }

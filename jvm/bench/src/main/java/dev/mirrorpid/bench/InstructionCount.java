@@ -88,9 +88,10 @@ public final class InstructionCount {
                 "{\"topicId\": \"6f1c3b2a-9d4e-4b7f-8a1c-2d3e4f5a6b7c\", \"partition\": 0}".getBytes(StandardCharsets.UTF_8)));
         byte[] source = "east".getBytes(StandardCharsets.UTF_8);
         int sourcePtr = put(instance, source)[0];
-        byte[] slots = slots(batches, one);
+        ByteBuffer fetch = fetch(batches, one);
+        int fetchLength = fetch.remaining();
+        byte[] slots = slots(fetch, batches);
         int slotsPtr = put(instance, slots)[0];
-        int fetchLength = fetch(batches, one).remaining();
         ExportFunction rewrite = instance.export("mp_rewrite_headers");
         ExportFunction outputLen = instance.export("mp_output_len");
         for (int round = 0; round < 3; round++) {
@@ -136,9 +137,8 @@ public final class InstructionCount {
         return all.flip();
     }
 
-    /** The fetch's header slots, as {@code docs/ABI.md}'s gathering loop makes them. */
-    private static byte[] slots(int batches, boolean one) {
-        ByteBuffer fetch = fetch(batches, one);
+    /** The header slots of {@code fetch}'s {@code batches} batches, as {@code docs/ABI.md}'s gathering loop makes them. */
+    private static byte[] slots(ByteBuffer fetch, int batches) {
         ByteBuffer slots = ByteBuffer.allocate(batches * 120);
         int pos = 0;
         for (int i = 0; i < batches; i++) {
