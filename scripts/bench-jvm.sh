@@ -6,12 +6,13 @@
 # the end-to-end mirror instead (MirrorBench: a 1 MiB fetch through the
 # MirrorLoop into Kafka's UnifiedLog, verbatim beside mirrorpid, and the
 # rewrite's share). With `count`, no timing: how many WebAssembly
-# instructions one header rewrite runs, by function (InstructionCount).
+# instructions one header rewrite runs (or, with --bytes, one mp_rewrite),
+# by function (InstructionCount).
 # Prints JMH's tables; docs/PERFORMANCE.md quotes them. Not part of the test
 # command.
 #
 #   scripts/bench-jvm.sh [mirror] [extra JMH arguments]
-#   scripts/bench-jvm.sh count [--one-producer] [BATCHES...]
+#   scripts/bench-jvm.sh count [--one-producer] [--bytes] [BATCHES...]
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/setup.sh"
 enter_root

@@ -24,13 +24,14 @@ import org.apache.kafka.common.record.internal.SimpleRecord;
  * figures of {@code docs/PERFORMANCE.md} are explained by, exact where a timing is noisy.
  * Chicory's interpreter reports every instruction it executes to an execution listener; this
  * drives the ABI as {@code PidMapper.rewrite} does for a fetch of bound producers (one {@code
- * mp_rewrite_headers} and one {@code mp_output_len}) and counts that call only.
+ * mp_rewrite_headers} and one {@code mp_output_len}) and counts that call only; with {@code
+ * --bytes}, as a host with the fetch in linear memory does ({@code mp_rewrite} on its bytes).
  *
  * <p>{@code scripts/bench-jvm.sh count} runs it on the module with its function names kept
  * ({@code dist/named/}, optimised as the shipped one is). Arguments: the module, optionally
  * {@code --one-producer} (every batch of one producer, sequences running on; by default each
- * batch has a producer of its own), then the fetches' batch counts (default 1 and 100; the
- * difference is the cost of a batch).
+ * batch has a producer of its own) and {@code --bytes}, then the fetches' batch counts
+ * (default 1 and 100; the difference is the cost of a batch).
  */
 public final class InstructionCount {
     private InstructionCount() {}
@@ -38,14 +39,23 @@ public final class InstructionCount {
     /** Runs the count for each batch count in {@code args[1..]}. */
     public static void main(String[] args) throws IOException {
         WasmModule module = Parser.parse(Files.readAllBytes(Path.of(args[0])));
-        boolean one = args.length > 1 && args[1].equals("--one-producer");
-        int first = one ? 2 : 1;
-        System.out.println(one ? "every batch of one producer" : "each batch of a producer of its own");
+        boolean one = false;
+        boolean bytes = false;
+        int first = 1;
+        for (; first < args.length && args[first].startsWith("--"); first++) {
+            switch (args[first]) {
+                case "--one-producer": one = true; break;
+                case "--bytes": bytes = true; break;
+                default: throw new IllegalArgumentException("unknown option " + args[first]);
+            }
+        }
+        System.out.println((one ? "every batch of one producer" : "each batch of a producer of its own")
+                + (bytes ? ", mp_rewrite on the fetch's bytes" : ", mp_rewrite_headers on its header slots"));
         long previous = -1;
         int previousBatches = 0;
         for (int a = first; a < Math.max(args.length, first + 2); a++) {
             int batches = a < args.length ? Integer.parseInt(args[a]) : (a == first ? 1 : 100);
-            long[] perFunction = count(module, batches, one);
+            long[] perFunction = count(module, batches, one, bytes);
             long total = 0;
             for (long c : perFunction) {
                 total += c;
@@ -60,9 +70,9 @@ public final class InstructionCount {
 
     /**
      * Instructions run by one rewrite of {@code batches} bound batches (with {@code one}, all
-     * of one producer), by function index.
+     * of one producer; with {@code bytes}, of the fetch's bytes), by function index.
      */
-    static long[] count(WasmModule module, int batches, boolean one) {
+    static long[] count(WasmModule module, int batches, boolean one, boolean bytes) {
         int bodies = module.codeSection().functionBodyCount();
         Map<Instruction, Integer> owner = new IdentityHashMap<>();
         for (int i = 0; i < bodies; i++) {
@@ -90,14 +100,23 @@ public final class InstructionCount {
         int sourcePtr = put(instance, source)[0];
         ByteBuffer fetch = fetch(batches, one);
         int fetchLength = fetch.remaining();
-        byte[] slots = slots(fetch, batches);
-        int slotsPtr = put(instance, slots)[0];
-        ExportFunction rewrite = instance.export("mp_rewrite_headers");
+        // The fetch's bytes, or its header slots: what the rewrite reads.
+        byte[] input;
+        if (bytes) {
+            input = new byte[fetchLength];
+            fetch.get(0, input);
+        } else {
+            input = slots(fetch, batches);
+        }
+        int inputPtr = put(instance, input)[0];
+        ExportFunction rewrite = instance.export(bytes ? "mp_rewrite" : "mp_rewrite_headers");
         ExportFunction outputLen = instance.export("mp_output_len");
         for (int round = 0; round < 3; round++) {
-            memory.write(slotsPtr, slots);
+            memory.write(inputPtr, input);
             on[0] = round == 2;
-            long consumed = rewrite.apply(handle, sourcePtr, source.length, slotsPtr, batches, fetchLength, 1_700_000_000_000L, 0)[0];
+            long consumed = bytes
+                    ? rewrite.apply(handle, sourcePtr, source.length, inputPtr, fetchLength, 1_700_000_000_000L, 0)[0]
+                    : rewrite.apply(handle, sourcePtr, source.length, inputPtr, batches, fetchLength, 1_700_000_000_000L, 0)[0];
             outputLen.apply(handle);
             on[0] = false;
             if (consumed != fetchLength) {
