@@ -231,7 +231,12 @@ proptest! {
                     prop_assert_eq!(&RewriteResult { batches: out1.batches.clone(), ..out4.clone() }, out1);
                 }
                 (Err(e4), Err(e1)) => prop_assert_eq!(e4, e1),
-                (x, y) => prop_assert!(false, "lean {:?} against {:?}", x, y),
+                (x, y) => prop_assert!(
+                    false,
+                    "without outcomes {:?} but with them {:?}",
+                    x.as_ref().map(|r| r.0),
+                    y.as_ref().map(|r| r.0)
+                ),
             }
             match (whole, headers, lean) {
                 (Ok((n1, bytes1, out1)), Ok((n2, bytes2, out2)), Ok((n3, bytes3, out3))) => {

@@ -168,7 +168,7 @@ pub(super) fn name_hash(k: &Keys, name: &str) -> u64 {
     fold(lo ^ K2 ^ k.name.1, hi ^ seed ^ K1)
 }
 
-/// Whether two cluster IDs are equal, a word at a time, inline
+/// Whether two cluster IDs are equal, a word at a time
 /// ([`crate::vec::same_bytes`]).
 #[inline]
 pub(super) fn same_name(a: &str, b: &str) -> bool {
