@@ -24,7 +24,8 @@
 //!   verbatim mirroring, the stateless `-(pid+2)` rewrite and mirrorpid. A
 //!   broker's build leaves it out.
 //!
-//! The core is plain safe Rust with no clock and no randomness: the host
+//! The core is plain safe Rust (but for one call into x86-64 CRC
+//! instructions, [`crc`]) with no clock and no randomness: the host
 //! passes `now_ms`, and the same inputs give the same outputs on every
 //! engine. Two thin adapters expose it: the wasm-bindgen API (feature `js`,
 //! `src/js.rs`) and the broker ABI (crate `mirrorpid-broker`).
