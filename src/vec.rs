@@ -32,10 +32,10 @@ pub fn same_bytes(a: &[u8], b: &[u8]) -> bool {
     word8(a, n - 8) == word8(b, n - 8)
 }
 
-/// The 8 bytes at `i` as a word (0 past the end, which [`same_bytes`]
-/// never reads: both slices have its length).
+/// The 8 bytes at `i` as a little-endian word (0 past the end, which
+/// [`same_bytes`] and the mapper's name hash never read).
 #[inline(always)]
-fn word8(s: &[u8], i: usize) -> u64 {
+pub(crate) fn word8(s: &[u8], i: usize) -> u64 {
     s.get(i..)
         .and_then(<[u8]>::first_chunk::<8>)
         .map_or(0, |w| u64::from_le_bytes(*w))
@@ -43,7 +43,7 @@ fn word8(s: &[u8], i: usize) -> u64 {
 
 /// The 4 bytes at `i` as a word, as [`word8`].
 #[inline(always)]
-fn word4(s: &[u8], i: usize) -> u32 {
+pub(crate) fn word4(s: &[u8], i: usize) -> u32 {
     s.get(i..)
         .and_then(<[u8]>::first_chunk::<4>)
         .map_or(0, |w| u32::from_le_bytes(*w))

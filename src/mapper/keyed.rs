@@ -7,6 +7,8 @@
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
+use crate::vec::{word4, word8};
+
 /// The instance-wide seed that [`seed_hashing`] sets.
 static SEED: AtomicU64 = AtomicU64::new(0);
 /// Tables made so far: each gets its own keys from the seed.
@@ -113,24 +115,12 @@ pub(super) fn mapped_hash(k: &Keys, mapped: i64) -> u64 {
     fold(mapped as u64 ^ k.mapped.0, k.mapped.1)
 }
 
-fn read8(b: &[u8]) -> u64 {
-    let mut w = [0u8; 8];
-    w.copy_from_slice(&b[..8]);
-    u64::from_le_bytes(w)
-}
-
 /// Up to 7 bytes as a word (length in the top byte, so "a" and "a\0" differ).
 fn read_tail(b: &[u8]) -> u64 {
     let mut w = [0u8; 8];
     w[..b.len()].copy_from_slice(b);
     w[7] = b.len() as u8;
     u64::from_le_bytes(w)
-}
-
-fn read4(b: &[u8]) -> u64 {
-    let mut w = [0u8; 4];
-    w.copy_from_slice(&b[..4]);
-    u64::from(u32::from_le_bytes(w))
 }
 
 /// Hash of a cluster ID, reading every byte. Names up to 16 bytes (the
@@ -148,15 +138,19 @@ pub(super) fn name_hash(k: &Keys, name: &str) -> u64 {
         let body = &b[..n - 8];
         for c in body.chunks(8) {
             h = fold(
-                h ^ if c.len() == 8 { read8(c) } else { read_tail(c) },
+                h ^ if c.len() == 8 {
+                    word8(c, 0)
+                } else {
+                    read_tail(c)
+                },
                 k.name.1,
             );
         }
-        (h, read8(&b[n - 8..]))
+        (h, word8(b, n - 8))
     } else if n >= 8 {
-        (read8(b), read8(&b[n - 8..]))
+        (word8(b, 0), word8(b, n - 8))
     } else if n >= 4 {
-        (read4(b), read4(&b[n - 4..]))
+        (u64::from(word4(b, 0)), u64::from(word4(b, n - 4)))
     } else if n > 0 {
         (
             u64::from(b[0]) | u64::from(b[n / 2]) << 8 | u64::from(b[n - 1]) << 16,
