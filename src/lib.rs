@@ -71,6 +71,12 @@ pub mod wire;
 #[cfg(feature = "js")]
 pub mod js;
 
+/// The README's Rust example, compiled by `cargo test` as a doctest so that
+/// it cannot drift from the API it shows.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeExample;
+
 pub use error::{Code, Error, Result};
 pub use mapper::{
     seed_hashing, BindingView, Collision, Durability, LoadOutcome, MapOutcome, Mapper,
