@@ -219,6 +219,11 @@ fn view_getters() -> Option<[js_sys::Function; 3]> {
 /// a call that holds the mapper, where a throw would leave it borrowed.
 pub(super) fn plain_view(array: &Uint8Array) -> Result<Option<Uint8Array>, JsError> {
     let unreadable = || invalid("bytes cannot be read as a Uint8Array".into());
+    // The same reads by the builders, in one call into JS.
+    if let Some(view) = super::build::with(|b| b.plain_view(array)) {
+        let view = view.map_err(|_| unreadable())?;
+        return Ok((!view.is_null()).then(|| view.unchecked_into()));
+    }
     VIEW_GETTERS.with(|getters| {
         let [buffer, offset, length] = getters.as_ref().ok_or_else(unreadable)?;
         let read = |f: &js_sys::Function| f.call0(array).map_err(|_| unreadable());
@@ -241,6 +246,28 @@ pub(super) fn plain_view(array: &Uint8Array) -> Result<Option<Uint8Array>, JsErr
 pub(super) fn text(v: &JsValue, what: &str) -> Result<String, JsError> {
     v.as_string()
         .ok_or_else(|| invalid(format!("{what} must be a string")))
+}
+
+/// The last `sourceClusterId` a mapper was given, with its text: a call
+/// with the same string (`===`, one call into JS) takes the text kept
+/// here instead of copying the string into WASM memory again.
+#[derive(Debug, Default)]
+pub(super) struct LastSource(Option<(JsValue, String)>);
+
+impl LastSource {
+    /// `v` and its text (a typed error unless `v` is a string), taken out
+    /// to be given back by [`LastSource::keep`] after the call.
+    pub(super) fn take(&mut self, v: &JsValue) -> Result<(JsValue, String), JsError> {
+        match self.0.take() {
+            Some(last) if super::build::with(|b| b.same(&last.0, v)) == Some(true) => Ok(last),
+            _ => Ok((v.clone(), text(v, "sourceClusterId")?)),
+        }
+    }
+
+    /// Keeps `last` for the next call.
+    pub(super) fn keep(&mut self, last: (JsValue, String)) {
+        self.0 = Some(last);
+    }
 }
 
 pub(super) fn optional_bytes(v: &JsValue, what: &str) -> Result<Option<Vec<u8>>, JsError> {
@@ -294,7 +321,10 @@ pub(super) fn copy_view(view: Option<&Uint8Array>, buf: &mut Vec<u8>) -> Result<
         buf.resize(len, 0);
     }
     if let Some(view) = view {
-        view.copy_to(buf);
+        let to = buf.as_mut_ptr() as u32;
+        if super::build::with(|b| b.copy_in(view, to)).is_none() {
+            view.copy_to(buf);
+        }
     }
     Ok(())
 }

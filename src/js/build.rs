@@ -28,21 +28,36 @@ use crate::rewrite::BatchOutcome;
 /// The builders' source: a function body returning the builder object. Key
 /// order is the documented order of each result (`types.d.ts`).
 const SOURCE: &str = r#"
+const memory = arguments[0]; // WASM memory: its views are kept, and remade after a grow
 const control = [null, "abort", "commit", "other"];
 const EAGER = 8;
-// The columns: three BigInts a batch (base offset, original PID, mapped
-// PID), then two int32s a batch (offset; salt | has salt << 8 |
-// transactional << 9 | control << 10), copied out of WASM memory at once.
-function outcomes(all, n) {
-  const ints = new Int32Array(all.buffer, all.byteOffset + 24 * n, 2 * n);
+// Views of all of WASM memory, made again when a grow detaches the buffer
+// (a detached buffer's views have length 0): no view is made per call.
+let u8 = new Uint8Array(0), i64 = new BigInt64Array(0), i32 = new Int32Array(0);
+function views() {
+  if (u8.length === 0) {
+    u8 = new Uint8Array(memory.buffer);
+    i64 = new BigInt64Array(memory.buffer);
+    i32 = new Int32Array(memory.buffer);
+  }
+}
+// The intrinsic getters of a typed array (a subclass's own never run).
+const typed = Object.getPrototypeOf(Uint8Array.prototype);
+const getter = (name) => Object.getOwnPropertyDescriptor(typed, name).get;
+const bufferOf = getter("buffer"), offsetOf = getter("byteOffset"), lengthOf = getter("byteLength");
+// The columns at index `at` of `big` (a BigInt64Array) and `ints` (an
+// Int32Array over the same bytes): three BigInts a batch (base offset,
+// original PID, mapped PID), then two int32s a batch (offset; salt | has
+// salt << 8 | transactional << 9 | control << 10).
+function outcomes(big, ints, at, n) {
   const batches = new Array(n);
-  for (let i = 0, j = 0, k = 0; i < n; i++, j += 2, k += 3) {
+  for (let i = 0, j = 2 * (at + 3 * n), k = at; i < n; i++, j += 2, k += 3) {
     const p = ints[j + 1];
     batches[i] = {
       offset: ints[j] >>> 0,
-      baseOffset: all[k],
-      originalPid: all[k + 1],
-      mappedPid: all[k + 2],
+      baseOffset: big[k],
+      originalPid: big[k + 1],
+      mappedPid: big[k + 2],
       salt: p & 256 ? p & 255 : null,
       transactional: (p & 512) !== 0,
       control: control[(p >> 10) & 3],
@@ -51,22 +66,25 @@ function outcomes(all, n) {
   return batches;
 }
 function result(bytes, consumed, records, snapshotRequired, columns, n) {
+  if (records === undefined) records = [];
+  const at = columns / 8;
   if (n <= EAGER) {
     // A few batches (a fetch of one batch per partition is common): built
     // now, straight from WASM memory, cheaper than the copy and the lazy
     // property below.
-    return { bytes, consumed, records, snapshotRequired, batches: outcomes(columns, n) };
+    return { bytes, consumed, records, snapshotRequired, batches: outcomes(i64, i32, at, n) };
   }
   // The batch outcomes are built when first read: a caller that only
   // forwards the bytes and records pays for the copies, not 1000 objects.
-  const all = new BigInt64Array(columns); // a copy: a constructor copies faster than slice()
+  const all = i64.slice(at, at + 4 * n);
+  const ints = new Int32Array(all.buffer);
   const settle = (result, batches) => {
     Object.defineProperty(result, "batches", { value: batches, writable: true, enumerable: true, configurable: true });
     return batches;
   };
   return {
     bytes, consumed, records, snapshotRequired,
-    get batches() { return settle(this, outcomes(all, n)); },
+    get batches() { return settle(this, outcomes(all, ints, 0, n)); },
     set batches(value) { settle(this, value); },
   };
 }
@@ -79,13 +97,27 @@ return {
     }
     throw 0; // not a plain 64-bit integer: the caller says why
   },
+  same(a, b) {
+    return a === b;
+  },
+  plainView(a) {
+    const length = lengthOf.call(a); // throws unless a typed array
+    return length === 0 ? null : new Uint8Array(bufferOf.call(a), offsetOf.call(a), length);
+  },
+  copyIn(view, to) {
+    views();
+    u8.set(view, to);
+  },
   mapResult(mapped, salt, collision, record, snapshotRequired) {
     return { mapped, salt: salt < 0 ? null : salt, collision, record, snapshotRequired };
   },
-  rewriteResult(bytes, consumed, records, snapshotRequired, columns, n) {
-    return result(new Uint8Array(bytes), consumed, records, snapshotRequired, columns, n);
+  rewriteResult(from, length, consumed, records, snapshotRequired, columns, n) {
+    views();
+    return result(u8.slice(from, from + length), consumed, records, snapshotRequired, columns, n);
   },
-  rewriteResultInPlace(bytes, consumed, records, snapshotRequired, columns, n) {
+  rewriteResultInPlace(bytes, view, from, length, consumed, records, snapshotRequired, columns, n) {
+    views();
+    if (length > 0) view.set(u8.subarray(from, from + length));
     return result(bytes, consumed, records, snapshotRequired, columns, n);
   },
 };
@@ -112,29 +144,51 @@ extern "C" {
         snapshot_required: bool,
     ) -> JsValue;
 
-    /// `RewriteResult`: `bytes` copied out of WASM memory, the batches
-    /// from `columns` ([`Columns`], `n` batches).
+    /// `a === b`.
+    #[wasm_bindgen(method)]
+    pub(super) fn same(this: &Builders, a: &JsValue, b: &JsValue) -> bool;
+
+    /// A plain `Uint8Array` over the bytes `a` shows, read through the
+    /// intrinsic getters (`args::plain_view`'s work in one call), or null
+    /// when it shows none; throws when `a` is not a typed array.
+    #[wasm_bindgen(method, catch, js_name = plainView)]
+    pub(super) fn plain_view(this: &Builders, a: &Uint8Array) -> Result<JsValue, JsValue>;
+
+    /// Copies `view` into WASM memory at `to` (room for it made first).
+    #[wasm_bindgen(method, js_name = copyIn)]
+    pub(super) fn copy_in(this: &Builders, view: &Uint8Array, to: u32);
+
+    /// `RewriteResult`: `bytes` copied out of WASM memory (`length` bytes
+    /// at `from`), `records` (`undefined`: none), the batches from the
+    /// columns at `columns` ([`Columns`], `n` batches).
     #[wasm_bindgen(method, js_name = rewriteResult)]
+    #[allow(clippy::too_many_arguments)]
     pub(super) fn rewrite_result(
         this: &Builders,
-        bytes: &[u8],
+        from: u32,
+        length: u32,
         consumed: u32,
-        records: &Array,
+        records: &JsValue,
         snapshot_required: bool,
-        columns: &[i64],
+        columns: u32,
         n: u32,
     ) -> JsValue;
 
     /// [`Builders::rewrite_result`] whose `bytes` is the caller's array,
-    /// rewritten in place.
+    /// rewritten in place: `length` bytes at `from` are first copied into
+    /// `view` (the plain view over it; none when 0).
     #[wasm_bindgen(method, js_name = rewriteResultInPlace)]
+    #[allow(clippy::too_many_arguments)]
     pub(super) fn rewrite_result_in_place(
         this: &Builders,
         bytes: &Uint8Array,
+        view: &JsValue,
+        from: u32,
+        length: u32,
         consumed: u32,
-        records: &Array,
+        records: &JsValue,
         snapshot_required: bool,
-        columns: &[i64],
+        columns: u32,
         n: u32,
     ) -> JsValue;
 }
@@ -144,7 +198,7 @@ thread_local! {
     static PLAIN: Cell<bool> = const { Cell::new(false) };
 }
 
-/// `new Function(SOURCE)()`, or `None` where that is not allowed.
+/// `new Function(SOURCE)(memory)`, or `None` where that is not allowed.
 fn make() -> Option<Builders> {
     let ctor: Function = Reflect::get(&js_sys::global(), &"Function".into())
         .ok()?
@@ -153,7 +207,7 @@ fn make() -> Option<Builders> {
     let body = Array::of1(&SOURCE.into());
     let maker: Function = Reflect::construct(&ctor, &body).ok()?.dyn_into().ok()?;
     maker
-        .call0(&JsValue::UNDEFINED)
+        .call1(&JsValue::UNDEFINED, &wasm_bindgen::memory())
         .ok()
         .map(JsCast::unchecked_into)
 }

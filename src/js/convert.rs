@@ -132,14 +132,31 @@ pub(super) fn outcome_to_js(o: &MapOutcome) -> Result<JsValue, JsError> {
     Ok(obj.into())
 }
 
-/// A `RewriteResult` for the rewritten `buf`.
+/// Where a rewrite's bytes go.
+pub(super) enum Output<'a> {
+    /// A new array, a copy of these bytes (`rewriteBatches`).
+    New(&'a [u8]),
+    /// The caller's array (`rewriteBatchesInPlace`), into whose plain view
+    /// (`args::plain_view`; `None` when it shows no bytes) `copy` is
+    /// written first, from its start (empty when the rewrite wrote the
+    /// array itself).
+    InPlace {
+        bytes: &'a Uint8Array,
+        view: Option<&'a Uint8Array>,
+        copy: &'a [u8],
+    },
+}
+
+/// A `RewriteResult` whose bytes are `out`.
 pub(super) fn rewrite_to_js(
-    buf: &[u8],
-    in_place: Option<&Uint8Array>,
+    out: Output<'_>,
     result: &RewriteResult,
     columns: &mut super::build::Columns,
 ) -> Result<JsValue, JsError> {
-    let records = records_to_js(&result.records)?;
+    let records = match result.records.is_empty() {
+        true => JsValue::UNDEFINED, // the builders make `[]` in JS
+        false => records_to_js(&result.records)?.into(),
+    };
     if let Some(built) = super::build::with(|b| {
         columns.fill(&result.batches);
         let (consumed, snapshot, n) = (
@@ -147,19 +164,44 @@ pub(super) fn rewrite_to_js(
             result.snapshot_required,
             result.batches.len() as u32,
         );
-        match in_place {
-            None => b.rewrite_result(buf, consumed, &records, snapshot, &columns.0, n),
-            Some(array) => {
-                b.rewrite_result_in_place(array, consumed, &records, snapshot, &columns.0, n)
+        let at = columns.0.as_ptr() as u32;
+        match &out {
+            Output::New(buf) => b.rewrite_result(
+                buf.as_ptr() as u32,
+                buf.len() as u32,
+                consumed,
+                &records,
+                snapshot,
+                at,
+                n,
+            ),
+            Output::InPlace { bytes, view, copy } => {
+                let (view, copy) = match view {
+                    Some(v) => (v.as_ref(), *copy),
+                    None => (&JsValue::UNDEFINED, &[][..]),
+                };
+                let (from, length) = (copy.as_ptr() as u32, copy.len() as u32);
+                b.rewrite_result_in_place(
+                    bytes, view, from, length, consumed, &records, snapshot, at, n,
+                )
             }
         }
     }) {
         return Ok(built);
     }
+    let records = match records.is_undefined() {
+        true => Array::new().into(),
+        false => records,
+    };
     let obj = Object::new();
-    match in_place {
-        None => set(&obj, "bytes", bytes(buf)),
-        Some(array) => set(&obj, "bytes", array),
+    match out {
+        Output::New(buf) => set(&obj, "bytes", bytes(buf)),
+        Output::InPlace { bytes, view, copy } => {
+            if let (Some(view), false) = (view, copy.is_empty()) {
+                view.subarray(0, copy.len() as u32).copy_from(copy);
+            }
+            set(&obj, "bytes", bytes)
+        }
     }
     set(&obj, "consumed", result.consumed as u32);
     set(&obj, "records", records);

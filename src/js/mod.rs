@@ -58,6 +58,8 @@ pub struct PidMapper {
     /// for a fetch over [`HEADERS_FROM`] bytes.
     slots: Vec<u8>,
     offsets: Vec<usize>,
+    /// The last source cluster ID of `map` and the rewrites, and its text.
+    source: args::LastSource,
 }
 
 /// From this many bytes, `rewriteBatchesInPlace` copies only each batch's
@@ -145,6 +147,7 @@ impl PidMapper {
             scratch: Vec::new(),
             slots: Vec::new(),
             offsets: Vec::new(),
+            source: args::LastSource::default(),
         }
     }
 }
@@ -183,11 +186,12 @@ impl PidMapper {
         #[wasm_bindgen(unchecked_param_type = "Int64")] pid: JsValue,
         #[wasm_bindgen(unchecked_param_type = "Int64", js_name = nowMs)] now_ms: JsValue,
     ) -> Result<JsValue, JsError> {
-        let source = text(&source_cluster_id, "sourceClusterId")?;
+        let source = self.source.take(&source_cluster_id)?;
         let pid = int64(&pid, "pid")?;
         let now = int64(&now_ms, "nowMs")?;
-        let outcome = self.inner.map(&source, pid, now).map_err(js_err)?;
-        outcome_to_js(&outcome)
+        let outcome = self.inner.map(&source.1, pid, now);
+        self.source.keep(source);
+        outcome_to_js(&outcome.map_err(js_err)?)
     }
 
     /// Rewrites a buffer of record batches; the input array is not changed.
@@ -200,15 +204,18 @@ impl PidMapper {
         #[wasm_bindgen(unchecked_param_type = "Int64", js_name = nowMs)] now_ms: JsValue,
         #[wasm_bindgen(unchecked_param_type = "RewriteOptions | null")] options: Option<JsValue>,
     ) -> Result<JsValue, JsError> {
-        let source = text(&source_cluster_id, "sourceClusterId")?;
+        let source = self.source.take(&source_cluster_id)?;
         let now = int64(&now_ms, "nowMs")?;
         let opts = rewrite_options(options)?;
         // Into a buffer kept between calls (as long as the fetches are, it
         // is only overwritten): the input array stays as it was.
         let not_bytes = || "input must be a Uint8Array".to_owned();
         args::copy_arg(&input, not_bytes, &mut self.scratch)?;
-        self.rewrite_scratch(&source, now, opts)?;
-        convert::rewrite_to_js(&self.scratch, None, &self.rewrite, &mut self.columns)
+        let done = self.rewrite_scratch(&source.1, now, opts);
+        self.source.keep(source);
+        done?;
+        let out = convert::Output::New(&self.scratch);
+        convert::rewrite_to_js(out, &self.rewrite, &mut self.columns)
     }
 
     /// Rewrites `bytes` in place (a broker's or proxy's own fetch buffer,
@@ -230,30 +237,36 @@ impl PidMapper {
     ) -> Result<JsValue, JsError> {
         // The arguments checked once, in the order `rewriteBatches` checks
         // them, before either path runs.
-        let source = text(&source_cluster_id, "sourceClusterId")?;
+        let source = self.source.take(&source_cluster_id)?;
         let now = int64(&now_ms, "nowMs")?;
         let opts = rewrite_options(options)?;
         let Some(array) = bytes.dyn_ref::<Uint8Array>() else {
             return Err(convert::invalid("bytes must be a Uint8Array".to_owned()));
         };
         let view = args::plain_view(array)?;
-        match &view {
-            Some(v) if v.length() as usize >= HEADERS_FROM && !opts.strict_crc => {
-                self.rewrite_headers_in_place(&source, v, now, opts)?;
-            }
-            _ => {
-                args::copy_view(view.as_ref(), &mut self.scratch)?;
-                self.rewrite_scratch(&source, now, opts)?;
-                // Only what was consumed changed (the rest is a truncated tail).
-                let consumed = self.rewrite.consumed;
-                if let (Some(view), true) = (&view, consumed > 0) {
-                    view.subarray(0, consumed as u32)
-                        .copy_from(&self.scratch[..consumed]);
-                }
-            }
-        }
         let bytes: &Uint8Array = bytes.unchecked_ref();
-        convert::rewrite_to_js(&[], Some(bytes), &self.rewrite, &mut self.columns)
+        // Whether the rewrite ran on a copy, which then goes back.
+        let copied = match &view {
+            Some(v) if v.length() as usize >= HEADERS_FROM && !opts.strict_crc => self
+                .rewrite_headers_in_place(&source.1, v, now, opts)
+                .map(|()| false),
+            _ => args::copy_view(view.as_ref(), &mut self.scratch)
+                .and_then(|()| self.rewrite_scratch(&source.1, now, opts))
+                .map(|()| true),
+        };
+        self.source.keep(source);
+        // Only what was consumed changed (the rest is a truncated tail); the
+        // header path wrote the batches' CRCs and PIDs already.
+        let copy = match copied? {
+            true => &self.scratch[..self.rewrite.consumed],
+            false => &[][..],
+        };
+        let out = convert::Output::InPlace {
+            bytes,
+            view: view.as_ref(),
+            copy,
+        };
+        convert::rewrite_to_js(out, &self.rewrite, &mut self.columns)
     }
 
     /// Applies one `__mirror_state` record (`value` null = tombstone).

@@ -86,6 +86,49 @@ test("rewriteBatchesInPlace rewrites a Node Buffer where it lies", () => {
   assert.equal(inPlace.size, 2);
 });
 
+test("results stay right when WASM memory grows between and inside calls", () => {
+  // The builders keep views of WASM memory and make them again after a
+  // grow detaches the old buffer: a small rewrite (views made), then a
+  // fetch larger than anything before (the module's memory grows while
+  // the fetch is copied in), then small ones again, each checked against
+  // its own bytes.
+  const batchOf = (size, pid) => {
+    const b = new Uint8Array(size);
+    const v = new DataView(b.buffer);
+    v.setInt32(8, size - 12);
+    b[16] = 2;
+    v.setBigInt64(43, pid);
+    for (let i = 61; i < size; i += 4099) b[i] = i & 255; // records the rewrite must not touch
+    return b;
+  };
+  const check = (input, out) => {
+    const v = new DataView(out.bytes.buffer, out.bytes.byteOffset, out.bytes.byteLength);
+    assert.equal(out.consumed, input.length);
+    assert.equal(out.batches.length, 1);
+    assert.equal(v.getBigInt64(43), out.batches[0].mappedPid);
+    assert.notEqual(out.batches[0].mappedPid, out.batches[0].originalPid);
+    const same = (from, to) =>
+      Buffer.compare(Buffer.from(input.subarray(from, to)), Buffer.from(out.bytes.subarray(from, to)));
+    assert.equal(same(0, 17), 0);
+    assert.equal(same(21, 43), 0);
+    assert.equal(same(51, input.length), 0);
+  };
+  const mapper = new m.PidMapper(records.topicIdBase64, 0, null);
+  const small = batchOf(256, 9n);
+  const first = mapper.rewriteBatches("A", small, 0, null);
+  check(small, first);
+  mapper.confirm();
+  const big = batchOf(24 << 20, 10n);
+  check(big, mapper.rewriteBatches("A", big, 0, null));
+  mapper.confirm();
+  const again = mapper.rewriteBatches("A", small, 0, null);
+  check(small, again);
+  assert.deepEqual(again.bytes, first.bytes);
+  const own = small.slice();
+  check(small, mapper.rewriteBatchesInPlace("A", own, 0, null));
+  assert.deepEqual(own, first.bytes);
+});
+
 test("hostile arguments are typed errors and leave the mapper usable", () => {
   // A minimal v2 batch of producer 3 (no records; the CRC is patched).
   const fetch = new Uint8Array(61);
@@ -163,6 +206,41 @@ test("hostile arguments are typed errors and leave the mapper usable", () => {
     (e) => /^Truncated/.test(e.message),
   );
   assert.equal(x.rewriteBatches("A", fetch, 0, null).consumed, 61);
+});
+
+test("a mapper's last source is remembered by its string value, nothing else", () => {
+  // map and the rewrites keep the last sourceClusterId's text and reuse it
+  // for the same string (===): a String object, an object that converts to
+  // it, or another source must never take it.
+  const fetch = new Uint8Array(61);
+  new DataView(fetch.buffer).setInt32(8, 49);
+  fetch[16] = 2;
+  fetch[50] = 3;
+  const fresh = (source) => new m.PidMapper(records.topicIdBase64, 0, null).map(source, 5n, 1).mapped;
+  const x = new m.PidMapper(records.topicIdBase64, 0, null);
+  const a = x.map("A", 5n, 1).mapped;
+  assert.equal(a, fresh("A"));
+  for (const notString of [new String("A"), { toString: () => "A" }, ["A"]]) {
+    assert.throws(
+      () => x.map(notString, 5n, 1),
+      (e) => /^InvalidInput/.test(e.message),
+    );
+    assert.throws(
+      () => x.rewriteBatches(notString, fetch, 1, null),
+      (e) => /^InvalidInput/.test(e.message),
+    );
+  }
+  assert.equal(x.map(["A"].join(""), 5n, 1).mapped, a, "an equal string made at run time");
+  const b = x.map("B", 5n, 1).mapped;
+  assert.equal(b, fresh("B"));
+  assert.notEqual(a, b);
+  x.confirm();
+  // Alternating sources in rewrites: each batch under its own source.
+  for (const source of ["A", "B", "A", "B"]) {
+    const out = x.rewriteBatchesInPlace(source, new Uint8Array(fetch), 1, null);
+    const y = new m.PidMapper(records.topicIdBase64, 0, null);
+    assert.equal(out.batches[0].mappedPid, y.rewriteBatches(source, fetch, 1, null).batches[0].mappedPid, source);
+  }
 });
 
 // Issue 22: the JS API coerced instead of checking. Every value it took
