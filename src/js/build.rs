@@ -4,8 +4,13 @@
 //! every BigInt made from an `i64` another: building a 1000-batch
 //! `rewriteBatches` result field by field costs some 10,000 crossings. A
 //! small JS object of builder functions, made once per instance with `new
-//! Function`, takes the numbers as typed arguments and views of WASM memory
-//! and builds the same objects in one call each (object literals, in JS).
+//! Function`, takes the numbers as typed arguments and addresses in WASM
+//! memory and builds the same objects in one call each (object literals,
+//! in JS). It keeps its views of WASM memory between calls (each view made
+//! is a cost too), making them again when a grow detaches the buffer, and
+//! does the other small jobs of a rewrite that would each be a crossing:
+//! reading the caller's array through the intrinsic getters, copying it in
+//! and the rewritten bytes back, comparing a source with the last one.
 //!
 //! A rewrite's `batches` is built when first read (then it is a plain data
 //! property): forwarding the bytes and records costs no per-batch object.
