@@ -7,7 +7,8 @@
 # MirrorLoop into Kafka's UnifiedLog, verbatim beside mirrorpid, and the
 # rewrite's share). With `count`, no timing: how many WebAssembly
 # instructions one header rewrite runs (or, with --bytes, one mp_rewrite),
-# by function (InstructionCount).
+# by function (InstructionCount). The timed groups also measure one call
+# doing nothing (RewriteBench.crossing), the fixed cost of any call.
 # Prints JMH's tables; docs/PERFORMANCE.md quotes them. Not part of the test
 # command.
 #
@@ -39,11 +40,14 @@ if [ "${1:-}" = mirror ]; then
 fi
 sizes="batchBytes=256,1024,4096,16384,65536,1048576"
 log "JMH: one batch of each size, the compiled modes beside the naive rewrite"
-java -cp "$cp" org.openjdk.jmh.Main RewriteBench -p "$sizes" -p batches=1 \
+java -cp "$cp" org.openjdk.jmh.Main 'RewriteBench.(mirrorpid|naive)$' -p "$sizes" -p batches=1 \
+  -p mode=COMPILER,BUILD_TIME "$@"
+log "JMH: one call into the module doing nothing (mp_pending), the compiled modes"
+java -cp "$cp" org.openjdk.jmh.Main 'RewriteBench.crossing$' -p batchBytes=256 -p batches=1 \
   -p mode=COMPILER,BUILD_TIME "$@"
 log "JMH: the interpreter, at the smallest and the largest size"
 java -cp "$cp" org.openjdk.jmh.Main 'RewriteBench.mirrorpid' -p batchBytes=256,1048576 -p batches=1 \
   -p mode=INTERPRETER "$@"
 log "JMH: fetches of 1, 10, 100, 1000 batches of 256 bytes, compiled modes"
-java -cp "$cp" org.openjdk.jmh.Main RewriteBench -p batchBytes=256 -p batches=1,10,100,1000 \
+java -cp "$cp" org.openjdk.jmh.Main 'RewriteBench.(mirrorpid|naive)$' -p batchBytes=256 -p batches=1,10,100,1000 \
   -p mode=COMPILER,BUILD_TIME "$@"

@@ -149,4 +149,13 @@ public class RewriteBench {
         }
         return crc;
     }
+
+    /**
+     * One crossing into the module and back with no work in it ({@code mp_pending}): the fixed
+     * cost of any call through the library and Chicory, beside the rewrite's.
+     */
+    @Benchmark
+    public int crossing() {
+        return mapper.pending();
+    }
 }
