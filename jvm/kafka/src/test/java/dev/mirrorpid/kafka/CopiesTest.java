@@ -30,6 +30,7 @@ class CopiesTest {
     /** One batch of one record: producer {@code pid} at {@code epoch}, sequence {@code seq}. */
     private record B(long pid, int epoch, int seq) {}
 
+    /** Shorthand for the fetches below, which list many batches on one line. */
     private static B b(long pid, int epoch, int seq) {
         return new B(pid, epoch, seq);
     }
@@ -57,7 +58,7 @@ class CopiesTest {
     }
 
     @Test
-    void aRunIsJudgedFromItsFirstBatchWithinOneFetchAndNeverAcrossFetches() throws Exception {
+    void everyBatchOfEitherPathIsJudgedByKafkasStateAtItsFetch() throws Exception {
         File dir = Files.createTempDirectory("mirrorpid-copies").toFile();
         try (Destination d = Destination.create(dir, "copies", 0)) {
             // Verbatim placing with copies dropped: the batches stand for mirrorpid's output,
