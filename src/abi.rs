@@ -1,14 +1,15 @@
 //! The broker module's ABI facts that both sides need: the version, the
-//! flag bits, what `mp_load_record` returns, and the record-list layout of
-//! outputs. The module (`broker/`) writes with these and the reference host
+//! flag bits, what `mp_load_record` returns, the record-list layout of
+//! outputs and the output info that says where the last one is. The module (`broker/`) writes with these and the reference host
 //! (`host/`) reads with them, so the two cannot drift apart; error codes are
 //! [`crate::Code`]. `docs/ABI.md` documents each.
 
 /// What `mp_abi_version` returns. Version 2 added `mp_confirm`,
 /// `mp_abort` and `mp_pending` (bindings are pending until confirmed);
 /// version 3 added `mp_rewrite_headers` (a fetch seen through its batch
-/// headers, [`crate::batch::HeaderView`]) and `mp_map`.
-pub const ABI_VERSION: i32 = 3;
+/// headers, [`crate::batch::HeaderView`]) and `mp_map`; version 4 added
+/// `mp_output_info` ([`OutputInfo`]).
+pub const ABI_VERSION: i32 = 4;
 
 /// `mp_rewrite` flag: verify each batch's CRC first.
 pub const FLAG_STRICT_CRC: i32 = 1;
@@ -52,6 +53,59 @@ pub fn load_status(outcome: &crate::LoadOutcome) -> i32 {
             };
             bound | if *undeclared { LOAD_UNDECLARED } else { 0 }
         }
+    }
+}
+
+/// What `mp_output_info` points at: where the output of the last
+/// successful call that wrote one is, and that mapper's snapshot flag, as
+/// `mp_output_ptr`, `mp_output_len` and `mp_snapshot_required` would
+/// answer for it. The address is fixed for the instance's life, so a host
+/// asks for it once and then reads these 12 bytes after each call instead
+/// of crossing into the module up to three more times. A failed call
+/// leaves them as they were.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct OutputInfo {
+    /// Where the output starts in linear memory.
+    pub ptr: u32,
+    /// Its length in bytes.
+    pub len: u32,
+    /// Whether the call returned a collision record (snapshot the state).
+    pub snapshot_required: bool,
+}
+
+impl OutputInfo {
+    /// The layout's size: three big-endian `i32`s, pointer, length, flag.
+    pub const BYTES: usize = 12;
+
+    /// The 12 bytes the module keeps at `mp_output_info`.
+    pub fn encode(self) -> [u8; Self::BYTES] {
+        let mut out = [0; Self::BYTES];
+        out[..4].copy_from_slice(&self.ptr.to_be_bytes());
+        out[4..8].copy_from_slice(&self.len.to_be_bytes());
+        out[8..].copy_from_slice(&u32::from(self.snapshot_required).to_be_bytes());
+        out
+    }
+
+    /// The info in `bytes`; `None` unless the flag is 0 or 1 and pointer
+    /// and length are non-negative `i32`s (the module's memory is at most
+    /// 2 GiB).
+    pub fn decode(bytes: &[u8; Self::BYTES]) -> Option<OutputInfo> {
+        let word =
+            |i: usize| u32::from_be_bytes([bytes[i], bytes[i + 1], bytes[i + 2], bytes[i + 3]]);
+        let (ptr, len) = (word(0), word(4));
+        if ptr > i32::MAX as u32 || len > i32::MAX as u32 {
+            return None;
+        }
+        let snapshot_required = match word(8) {
+            0 => false,
+            1 => true,
+            _ => return None,
+        };
+        Some(OutputInfo {
+            ptr,
+            len,
+            snapshot_required,
+        })
     }
 }
 
@@ -117,6 +171,41 @@ pub fn parse_records(bytes: &[u8]) -> Option<Vec<RawRecord>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn output_info_round_trips_and_refuses_what_the_module_never_writes() {
+        for info in [
+            OutputInfo::default(),
+            OutputInfo {
+                ptr: 70_000,
+                len: 4,
+                snapshot_required: true,
+            },
+            OutputInfo {
+                ptr: i32::MAX as u32,
+                len: i32::MAX as u32,
+                snapshot_required: false,
+            },
+        ] {
+            assert_eq!(OutputInfo::decode(&info.encode()), Some(info));
+        }
+        let bytes = OutputInfo {
+            ptr: 0x0102_0304,
+            len: 5,
+            snapshot_required: true,
+        }
+        .encode();
+        assert_eq!(bytes, [1, 2, 3, 4, 0, 0, 0, 5, 0, 0, 0, 1], "big-endian");
+        let mut flag = bytes;
+        flag[11] = 2;
+        assert_eq!(OutputInfo::decode(&flag), None, "a flag is 0 or 1");
+        let mut ptr = bytes;
+        ptr[0] = 0x80;
+        assert_eq!(OutputInfo::decode(&ptr), None, "a pointer below 2 GiB");
+        let mut len = bytes;
+        len[4] = 0x80;
+        assert_eq!(OutputInfo::decode(&len), None, "a length below 2 GiB");
+    }
 
     #[test]
     fn record_lists_round_trip_and_an_empty_one_is_four_bytes() {

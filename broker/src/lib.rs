@@ -19,7 +19,8 @@
 //!   (but for its allocator): it reaches host-written bytes through the
 //!   blocks it owns.
 //! * Output (records, snapshots) lives in a per-mapper buffer, valid until
-//!   the next call on that mapper.
+//!   the next call on that mapper; `mp_output_info` says where the last
+//!   call's is without another call.
 //! * Running out of memory is `-103 OutOfMemory` with nothing changed,
 //!   never a trap (`reserve.rs`), and the module declares a maximum memory
 //!   of 2 GiB, so every pointer and length it returns is a non-negative
@@ -31,8 +32,8 @@ mod reserve;
 mod state;
 
 use state::{
-    address, bad_handle, call, call_allocating, count, encode_records, fail, headroom, peek, size,
-    Failure, Slot,
+    address, bad_handle, call, call_allocating, count, encode_records, fail, headroom,
+    output_info_ptr, peek, publish, size, Failure, Slot,
 };
 
 #[global_allocator]
@@ -266,6 +267,15 @@ pub extern "C" fn mp_snapshot_required(handle: i32) -> i32 {
     call(|s| Ok(i32::from(s.slot(handle)?.snapshot_required)))
 }
 
+/// Pointer to the 12 bytes that say where the output of the last
+/// successful call that wrote one is (`mirrorpid::abi::OutputInfo`):
+/// fixed for the instance's life, so a host asks once and reads them after
+/// each call instead of calling the three exports below.
+#[no_mangle]
+pub extern "C" fn mp_output_info() -> i32 {
+    output_info_ptr()
+}
+
 /// Pointer to the output of the last call on `handle`.
 #[no_mangle]
 pub extern "C" fn mp_output_ptr(handle: i32) -> i32 {
@@ -309,7 +319,9 @@ pub extern "C" fn mp_snapshot(handle: i32) -> i32 {
     call_allocating(|s| {
         let slot = s.slot(handle)?;
         slot.output = slot.mapper.try_snapshot()?;
-        count(slot.output.len())
+        let n = count(slot.output.len())?;
+        publish(slot);
+        Ok(n)
     })
 }
 
@@ -350,7 +362,9 @@ fn tombstones(
 ) -> Result<i32, Failure> {
     let output = &mut slot.output;
     let records = expire(&mut slot.mapper, &mut |r| encode_records(r, output))?;
-    count(records.len())
+    let n = count(records.len())?;
+    publish(slot);
+    Ok(n)
 }
 
 /// Confirms every pending binding of `handle`: the host calls it once the

@@ -148,6 +148,32 @@ thread_local! {
     /// call can start inside another; if one did, it would find an empty
     /// state, not a panic.
     pub(crate) static STATE: Cell<State> = const { Cell::new(State::EMPTY) };
+
+    /// `mp_output_info`'s 12 bytes (`mirrorpid::abi::OutputInfo`), kept
+    /// apart from `STATE`, which moves out for every call: this one stays
+    /// at one address, where the host reads it between calls.
+    static OUTPUT_INFO: Cell<[u8; abi::OutputInfo::BYTES]> =
+        const { Cell::new([0; abi::OutputInfo::BYTES]) };
+}
+
+/// Where `mp_output_info`'s bytes are.
+pub(crate) fn output_info_ptr() -> i32 {
+    OUTPUT_INFO
+        .try_with(|c| c.as_ptr() as usize as i32)
+        .unwrap_or(0)
+}
+
+/// Records `slot`'s output and flag as the last call's, for
+/// `mp_output_info`: every export that writes an output runs this once it
+/// has succeeded.
+#[inline(always)]
+pub(crate) fn publish(slot: &Slot) {
+    let info = abi::OutputInfo {
+        ptr: slot.output.as_ptr() as usize as u32,
+        len: slot.output.len() as u32,
+        snapshot_required: slot.snapshot_required,
+    };
+    let _ = OUTPUT_INFO.try_with(|c| c.set(info.encode()));
 }
 
 /// An error of this layer: a code and its message (which starts with the
@@ -274,7 +300,8 @@ impl State {
     /// The arguments of a rewrite export, checked in this order and handed
     /// to `f`: the source cluster ID (UTF-8; kept in `self.source`, so an
     /// unchanged one is only compared), the mapper, and the host's buffer
-    /// (any pointer when the length is 0).
+    /// (any pointer when the length is 0). When `f` succeeds, the mapper's
+    /// output is published for `mp_output_info`.
     ///
     /// `f` is called through a `dyn` (one indirect call per call of an
     /// export): one copy of this function serves every export that takes a
@@ -320,7 +347,9 @@ impl State {
                 .ok_or_else(|| bad_pointer(ptr, len))?,
             None => &mut empty,
         };
-        f(&self.source, slot, buf)
+        let status = f(&self.source, slot, buf)?;
+        publish(slot);
+        Ok(status)
     }
 
     pub(crate) fn slot(&mut self, handle: i32) -> Result<&mut Slot, Failure> {

@@ -1,13 +1,16 @@
 //! Arbitrary interleavings of the broker module's exports, with arbitrary
 //! arguments, in wasmtime: no call traps, a failed `mp_rewrite` leaves the
 //! buffer and the mapper unchanged, and every pointer the module returns
-//! lies inside its memory.
+//! lies inside its memory. `mp_output_info` says what the three output
+//! calls say after every successful call that writes an output, and no
+//! failed call changes it.
 #![no_main]
 
 use std::sync::OnceLock;
 
 use arbitrary::Arbitrary;
 use libfuzzer_sys::fuzz_target;
+use mirrorpid::abi::OutputInfo;
 use mirrorpid_host::BrokerModule;
 use wasmtime::Val::{self, I32, I64};
 use wasmtime::{Engine, Module};
@@ -96,8 +99,20 @@ fn compiled() -> &'static (Engine, Module) {
     M.get_or_init(|| mirrorpid_fuzz::pooled_module(MAX_MEMORY))
 }
 
+/// The exports that write an output (`docs/ABI.md`, `mp_output_info`).
+const OUTPUT_CALLS: [&str; 6] = [
+    "mp_rewrite",
+    "mp_rewrite_headers",
+    "mp_map",
+    "mp_snapshot",
+    "mp_expire",
+    "mp_expire_pid",
+];
+
 struct Run {
     m: BrokerModule,
+    /// Where `mp_output_info`'s bytes are.
+    info_at: i32,
     blocks: Vec<(i32, i32)>,
     handles: Vec<i32>,
     snapshots: Vec<Vec<u8>>,
@@ -106,10 +121,39 @@ struct Run {
 
 impl Run {
     fn call(&mut self, name: &str, args: &[Val]) -> i32 {
+        let info = self.m.read(self.info_at, OutputInfo::BYTES as i32);
+        let status = self.raw(name, args);
+        if status < 0 {
+            assert_eq!(
+                self.m.read(self.info_at, OutputInfo::BYTES as i32),
+                info,
+                "a failed {name} changed the output info"
+            );
+        } else if OUTPUT_CALLS.contains(&name) {
+            let Some(&I32(h)) = args.first() else {
+                unreachable!("an output call's first argument is its handle")
+            };
+            self.check_info(h, name);
+        }
+        status
+    }
+    fn raw(&mut self, name: &str, args: &[Val]) -> i32 {
         match self.m.call_raw(name, args) {
             Ok(status) => status,
             Err(trap) => panic!("{name}({args:?}) trapped: {trap:?}"),
         }
+    }
+    /// After a successful `name` on `h`: the info is what the three calls
+    /// say of `h`, and lies inside memory.
+    fn check_info(&mut self, h: i32, name: &str) {
+        let info = self.m.output_info().expect("the info decodes");
+        let by_calls = OutputInfo {
+            ptr: self.raw("mp_output_ptr", &[I32(h)]) as u32,
+            len: self.raw("mp_output_len", &[I32(h)]) as u32,
+            snapshot_required: self.raw("mp_snapshot_required", &[I32(h)]) == 1,
+        };
+        assert_eq!(info, by_calls, "after {name}");
+        self.check_memory(info.ptr as i32, info.len as i32);
     }
     fn handle(&self, i: u8) -> i32 {
         self.handles
@@ -204,9 +248,11 @@ impl Run {
 
 fuzz_target!(|calls: Vec<Call>| {
     let (engine, module) = compiled();
-    let m = BrokerModule::instantiate_limited(engine, module, MAX_MEMORY).unwrap();
+    let mut m = BrokerModule::instantiate_limited(engine, module, MAX_MEMORY).unwrap();
+    let info_at = m.call_raw("mp_output_info", &[]).unwrap();
     let mut run = Run {
         m,
+        info_at,
         blocks: Vec::new(),
         handles: Vec::new(),
         snapshots: Vec::new(),
@@ -311,6 +357,7 @@ fuzz_target!(|calls: Vec<Call>| {
             Call::Snapshot(i) => {
                 let h = run.handle(i);
                 if let Ok(snap) = run.m.snapshot(h) {
+                    run.check_info(h, "mp_snapshot");
                     run.snapshots.push(snap);
                 }
             }

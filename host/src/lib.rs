@@ -113,6 +113,8 @@ pub struct BrokerModule {
     snapshot_required: F1,
     output_ptr: F1,
     output_len: F1,
+    /// Where `mp_output_info`'s bytes are (asked once).
+    output_info: i32,
     load_record: LoadFn,
     snapshot: F1,
     restore: F2,
@@ -177,6 +179,8 @@ impl BrokerModule {
         };
         let hash_seed: TypedFunc<i64, i32> = f!("mp_hash_seed");
         hash_seed.call(&mut store, seed as i64)?;
+        let output_info: TypedFunc<(), i32> = f!("mp_output_info");
+        let output_info = output_info.call(&mut store, ())?;
         Ok(BrokerModule {
             abi_version: f!("mp_abi_version"),
             alloc: f!("mp_alloc"),
@@ -189,6 +193,7 @@ impl BrokerModule {
             snapshot_required: f!("mp_snapshot_required"),
             output_ptr: f!("mp_output_ptr"),
             output_len: f!("mp_output_len"),
+            output_info,
             load_record: f!("mp_load_record"),
             snapshot: f!("mp_snapshot"),
             restore: f!("mp_restore"),
@@ -226,6 +231,14 @@ impl BrokerModule {
         let ptr = self.last_error_ptr.call(&mut self.store, ()).unwrap_or(0);
         let len = self.last_error_len.call(&mut self.store, ()).unwrap_or(0);
         String::from_utf8_lossy(&self.read(ptr, len)).into_owned()
+    }
+
+    /// `mp_output_info`'s 12 bytes, read without a call: where the output
+    /// of the last successful call that wrote one is, and its mapper's
+    /// snapshot flag. `None` if they are not a valid info.
+    pub fn output_info(&self) -> Option<mirrorpid::abi::OutputInfo> {
+        let bytes = self.read(self.output_info, mirrorpid::abi::OutputInfo::BYTES as i32);
+        mirrorpid::abi::OutputInfo::decode(bytes.as_slice().try_into().ok()?)
     }
 
     /// Reads `len` bytes of guest memory at `ptr` (empty if out of range).

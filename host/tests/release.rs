@@ -1,7 +1,7 @@
 //! The broker module as a broker team receives it (`dist/release/`, written
 //! by `scripts/build.sh`): copied alone into a temporary folder, the host
 //! checks the manifest against the file (size, SHA-256, the `.sha256` line,
-//! imports and exports) and the versions it expects (ABI 3, F v1), and only
+//! imports and exports) and the versions it expects (ABI 4, F v1), and only
 //! then loads the module and maps a PID with it. A damaged byte, a wrong
 //! size or a manifest for another ABI must stop it before loading.
 
@@ -12,7 +12,7 @@ use serde_json::Value;
 use sha2::{Digest, Sha256};
 
 /// The ABI this host speaks.
-const ABI: i64 = 3;
+const ABI: i64 = 4;
 
 fn release_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../dist/release")
@@ -159,9 +159,9 @@ fn a_damaged_or_mismatched_artifact_is_refused_before_loading() {
     let text = std::fs::read_to_string(dir.join(&manifest)).unwrap();
     std::fs::write(
         dir.join(&manifest),
-        text.replace("\"abiVersion\": 3", "\"abiVersion\": 4"),
+        text.replace("\"abiVersion\": 4", "\"abiVersion\": 5"),
     )
     .unwrap();
-    assert!(checked(&dir, &manifest).unwrap_err().contains("ABI 4"));
+    assert!(checked(&dir, &manifest).unwrap_err().contains("ABI 5"));
     std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -37,7 +37,13 @@ async function module() {
   const error = () =>
     Buffer.from(mem().subarray(e.mp_last_error_ptr(), e.mp_last_error_ptr() + e.mp_last_error_len())).toString();
   const output = (h) => mem().slice(e.mp_output_ptr(h), e.mp_output_ptr(h) + e.mp_output_len(h));
-  return { e, mem, put, error, output };
+  // mp_output_info's 12 bytes, read without a call (its address never moves).
+  const infoAt = e.mp_output_info();
+  const info = () => {
+    const v = new DataView(e.memory.buffer, infoAt, 12);
+    return { ptr: v.getInt32(0), len: v.getInt32(4), flag: v.getInt32(8) };
+  };
+  return { e, mem, put, error, output, info };
 }
 
 /** The ABI's record list (docs/ABI.md) as [{key, value}]. */
@@ -145,6 +151,7 @@ async function differentialRun(seed) {
       const source = SOURCES[next(SOURCES.length)];
       const [sp, sl] = m.put(Buffer.from(source));
       const [bp, bl] = m.put(cut);
+      const infoBefore = m.info();
       const status = m.e.mp_rewrite(h, sp, sl, bp, bl, 1000n, flags);
       const options = { strictCrc: (flags & 1) !== 0, complete: (flags & 2) !== 0 };
       let jsOut;
@@ -156,8 +163,14 @@ async function differentialRun(seed) {
       }
       if (status < 0) {
         assert.equal(jsOut, m.error());
+        assert.deepEqual(m.info(), infoBefore, "a failed mp_rewrite changed the output info");
       } else {
         rewrites += 1;
+        assert.deepEqual(m.info(), {
+          ptr: m.e.mp_output_ptr(h),
+          len: m.e.mp_output_len(h),
+          flag: m.e.mp_snapshot_required(h),
+        });
         assert.equal(typeof jsOut, "object", `module consumed ${status}, JS threw ${jsOut}`);
         assert.equal(jsOut.consumed, status);
         assert.deepEqual(jsOut.bytes, m.mem().slice(bp, bp + bl));

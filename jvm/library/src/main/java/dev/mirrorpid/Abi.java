@@ -2,15 +2,15 @@ package dev.mirrorpid;
 
 /**
  * The broker module's ABI facts this library relies on, as {@code docs/ABI.md} states them (a
- * test compares them with its tables): the version, flags, return values and the header-slot
- * layout of {@code mp_rewrite_headers}. Nothing here decides anything about batches: the
+ * test compares them with its tables): the version, flags, return values, the header-slot
+ * layout of {@code mp_rewrite_headers} and the output info's. Nothing here decides anything about batches: the
  * module does.
  */
 final class Abi {
     private Abi() {}
 
     /** What {@code mp_abi_version} returns for the module this library speaks to. */
-    static final int VERSION = 3;
+    static final int VERSION = 4;
 
     /** {@code mp_rewrite} flag: the buffer must end on a batch boundary. */
     static final int FLAG_COMPLETE = 2;
@@ -21,6 +21,15 @@ final class Abi {
     static final int LOAD_DELETED = 2;
     static final int LOAD_BOUND_EVICTING = 3;
     static final int LOAD_UNDECLARED = 4;
+
+    /** {@code mp_output_info}: the output's pointer, its length, the snapshot flag (big-endian). */
+    static final int INFO_PTR_OFFSET = 0;
+    static final int INFO_LEN_OFFSET = 4;
+    static final int INFO_FLAG_OFFSET = 8;
+    static final int INFO_BYTES = 12;
+
+    /** The record-list layout of no records: a count of 0, four bytes. */
+    static final int EMPTY_RECORDS_BYTES = 4;
 
     /** {@code mp_map}: the PID is no producer's (below 0). */
     static final int MAP_NOT_A_PRODUCER = 255;

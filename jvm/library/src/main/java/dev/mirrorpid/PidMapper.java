@@ -36,9 +36,13 @@ public final class PidMapper implements AutoCloseable {
     /** The instance's linear memory: a {@link FlatMemory}, as {@link MirrorPid} makes every one. */
     private FlatMemory memory;
     private final int handle;
-    private final ExportFunction alloc, free, rewriteHeaders, map, outputPtr, outputLen,
-            snapshotRequired, loadRecord, snapshot, expire, expirePid, confirm, abort, pending,
-            mapperLen;
+    private final ExportFunction alloc, free, rewriteHeaders, map, loadRecord, snapshot, expire,
+            expirePid, confirm, abort, pending, mapperLen;
+    /**
+     * Where {@code mp_output_info}'s 12 bytes are (fixed for the instance's life): every output
+     * is found there after its call, without the up to three calls that would ask for it.
+     */
+    private final int info;
 
     /** The source cluster ID the module holds at {@link #sourcePtr}, and as a string. */
     private byte[] source = new byte[0];
@@ -57,9 +61,6 @@ public final class PidMapper implements AutoCloseable {
         this.free = instance.export("mp_free");
         this.rewriteHeaders = instance.export("mp_rewrite_headers");
         this.map = instance.export("mp_map");
-        this.outputPtr = instance.export("mp_output_ptr");
-        this.outputLen = instance.export("mp_output_len");
-        this.snapshotRequired = instance.export("mp_snapshot_required");
         this.loadRecord = instance.export("mp_load_record");
         this.snapshot = instance.export("mp_snapshot");
         this.expire = instance.export("mp_expire");
@@ -68,6 +69,7 @@ public final class PidMapper implements AutoCloseable {
         this.abort = instance.export("mp_abort");
         this.pending = instance.export("mp_pending");
         this.mapperLen = instance.export("mp_mapper_len");
+        this.info = (int) instance.export("mp_output_info").apply()[0];
     }
 
     static PidMapper create(MirrorPid module, String configJson) {
@@ -241,7 +243,7 @@ public final class PidMapper implements AutoCloseable {
     /** The confirmed state as snapshot bytes, for {@link MirrorPid#restore}. */
     public synchronized byte[] snapshot() {
         int n = status("mp_snapshot", () -> snapshot.apply(handle));
-        return memory.readBytes(status("mp_output_ptr", () -> outputPtr.apply(handle)), n);
+        return memory.readBytes(infoWord(Abi.INFO_PTR_OFFSET), n);
     }
 
     /** Drops bindings idle for {@code producerExpirationMs}; returns their tombstones. */
@@ -299,24 +301,29 @@ public final class PidMapper implements AutoCloseable {
         return Call.failure(instance, status);
     }
 
+    // The last successful call's output, read where mp_output_info says it is. Each of these runs
+    // right after a successful call that wrote an output, before any other call.
+
+    /** A big-endian word of the output info. */
+    private int infoWord(int offset) {
+        return Integer.reverseBytes(memory.readInt(info + offset));
+    }
+
     private boolean flag() {
-        return status("mp_snapshot_required", () -> snapshotRequired.apply(handle)) == 1;
+        return infoWord(Abi.INFO_FLAG_OFFSET) == 1;
     }
 
     private byte[] output() {
-        int p = status("mp_output_ptr", () -> outputPtr.apply(handle));
-        int n = status("mp_output_len", () -> outputLen.apply(handle));
-        return memory.readBytes(p, n);
+        return memory.readBytes(infoWord(Abi.INFO_PTR_OFFSET), infoWord(Abi.INFO_LEN_OFFSET));
     }
 
-    /** The output unless it is the empty record list (one call, not three, in the common case). */
+    /** The output unless it is the empty record list (one read, in the common case). */
     private byte[] outputIfAny() {
-        int n = status("mp_output_len", () -> outputLen.apply(handle));
-        if (n == 4) {
+        int n = infoWord(Abi.INFO_LEN_OFFSET);
+        if (n == Abi.EMPTY_RECORDS_BYTES) {
             return null;
         }
-        int p = status("mp_output_ptr", () -> outputPtr.apply(handle));
-        return memory.readBytes(p, n);
+        return memory.readBytes(infoWord(Abi.INFO_PTR_OFFSET), n);
     }
 
     /** The record-list layout in {@code out[0, end)}. */

@@ -48,6 +48,12 @@ class AbiDocTest {
         assertTrue(doc.contains("slot's bytes `[" + Abi.CRC_OFFSET + ", " + (Abi.CRC_OFFSET + Abi.CRC_BYTES) + ")`"));
         assertTrue(doc.contains("`[" + Abi.PRODUCER_ID_OFFSET + ", " + (Abi.PRODUCER_ID_OFFSET + Abi.PRODUCER_ID_BYTES) + ")` (producer ID)"));
         assertTrue(doc.contains("; " + Abi.SLOT_BYTES + " bytes a slot"));
+        List<String[]> info = table(doc, "| info bytes | what |");
+        assertEquals(3, info.size());
+        assertEquals("`[" + Abi.INFO_PTR_OFFSET + ", " + Abi.INFO_LEN_OFFSET + ")`", info.get(0)[0]);
+        assertEquals("`[" + Abi.INFO_LEN_OFFSET + ", " + Abi.INFO_FLAG_OFFSET + ")`", info.get(1)[0]);
+        assertEquals("`[" + Abi.INFO_FLAG_OFFSET + ", " + Abi.INFO_BYTES + ")`", info.get(2)[0]);
+        assertTrue(doc.contains("a length of " + Abi.EMPTY_RECORDS_BYTES + " is the empty record list"));
         String map = String.join(" ", table(doc, "| export | signature | returns |").stream()
                 .filter(r -> r[0].equals("`mp_map`")).findFirst().orElseThrow());
         assertTrue(map.contains("`" + Abi.MAP_NOT_A_PRODUCER + "`"), map);

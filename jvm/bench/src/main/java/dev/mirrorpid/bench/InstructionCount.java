@@ -24,7 +24,8 @@ import org.apache.kafka.common.record.internal.SimpleRecord;
  * figures of {@code docs/PERFORMANCE.md} are explained by, exact where a timing is noisy.
  * Chicory's interpreter reports every instruction it executes to an execution listener; this
  * drives the ABI as {@code PidMapper.rewrite} does for a fetch of bound producers (one {@code
- * mp_rewrite_headers} and one {@code mp_output_len}) and counts that call only; with {@code
+ * mp_rewrite_headers}; the output is found through {@code mp_output_info}, read without a
+ * call) and counts that call only; with {@code
  * --bytes}, as a host with the fetch in linear memory does ({@code mp_rewrite} on its bytes).
  *
  * <p>{@code scripts/bench-jvm.sh count} runs it on the module with its function names kept
@@ -110,14 +111,12 @@ public final class InstructionCount {
         }
         int inputPtr = put(instance, input)[0];
         ExportFunction rewrite = instance.export(bytes ? "mp_rewrite" : "mp_rewrite_headers");
-        ExportFunction outputLen = instance.export("mp_output_len");
         for (int round = 0; round < 3; round++) {
             memory.write(inputPtr, input);
             on[0] = round == 2;
             long consumed = bytes
                     ? rewrite.apply(handle, sourcePtr, source.length, inputPtr, fetchLength, 1_700_000_000_000L, 0)[0]
                     : rewrite.apply(handle, sourcePtr, source.length, inputPtr, batches, fetchLength, 1_700_000_000_000L, 0)[0];
-            outputLen.apply(handle);
             on[0] = false;
             if (consumed != fetchLength) {
                 throw new IllegalStateException("mp_rewrite_headers returned " + consumed + " of " + fetchLength);
