@@ -3,8 +3,8 @@ package dev.mirrorpid;
 /**
  * The broker module's ABI facts this library relies on, as {@code docs/ABI.md} states them (a
  * test compares them with its tables): the version, flags, return values, the header-slot
- * layout of {@code mp_rewrite_headers} and the output info's. Nothing here decides anything about batches: the
- * module does.
+ * layout of {@code mp_rewrite_headers} and the output info's. Nothing here decides anything
+ * about batches: the module does.
  */
 final class Abi {
     private Abi() {}
