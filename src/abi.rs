@@ -1,7 +1,8 @@
 //! The broker module's ABI facts that both sides need: the version, the
 //! flag bits, what `mp_load_record` returns, the record-list layout of
-//! outputs and the output info that says where the last one is. The module (`broker/`) writes with these and the reference host
-//! (`host/`) reads with them, so the two cannot drift apart; error codes are
+//! outputs and the output info that says where the last one is. The
+//! module (`broker/`) writes with these and the reference host (`host/`)
+//! reads with them, so the two cannot drift apart; error codes are
 //! [`crate::Code`]. `docs/ABI.md` documents each.
 
 /// What `mp_abi_version` returns. Version 2 added `mp_confirm`,

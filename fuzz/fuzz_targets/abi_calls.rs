@@ -122,7 +122,10 @@ struct Run {
 impl Run {
     fn call(&mut self, name: &str, args: &[Val]) -> i32 {
         let info = self.m.read(self.info_at, OutputInfo::BYTES as i32);
-        let status = self.raw(name, args);
+        let status = match self.m.call_raw(name, args) {
+            Ok(status) => status,
+            Err(trap) => panic!("{name}({args:?}) trapped: {trap:?}"),
+        };
         if status < 0 {
             assert_eq!(
                 self.m.read(self.info_at, OutputInfo::BYTES as i32),
@@ -137,21 +140,14 @@ impl Run {
         }
         status
     }
-    fn raw(&mut self, name: &str, args: &[Val]) -> i32 {
-        match self.m.call_raw(name, args) {
-            Ok(status) => status,
-            Err(trap) => panic!("{name}({args:?}) trapped: {trap:?}"),
-        }
-    }
     /// After a successful `name` on `h`: the info is what the three calls
     /// say of `h`, and lies inside memory.
     fn check_info(&mut self, h: i32, name: &str) {
         let info = self.m.output_info().expect("the info decodes");
-        let by_calls = OutputInfo {
-            ptr: self.raw("mp_output_ptr", &[I32(h)]) as u32,
-            len: self.raw("mp_output_len", &[I32(h)]) as u32,
-            snapshot_required: self.raw("mp_snapshot_required", &[I32(h)]) == 1,
-        };
+        let by_calls = self
+            .m
+            .output_info_by_calls(h)
+            .unwrap_or_else(|e| panic!("the output calls on {h} after {name}: {e:?}"));
         assert_eq!(info, by_calls, "after {name}");
         self.check_memory(info.ptr as i32, info.len as i32);
     }

@@ -171,6 +171,32 @@ impl BrokerModule {
         self.check(status).map(|n| n as usize)
     }
 
+    /// What `mp_output_ptr`, `mp_output_len` and `mp_snapshot_required`
+    /// say of `handle`, as the [`abi::OutputInfo`] that
+    /// [`BrokerModule::output_info`] reads without a call.
+    pub fn output_info_by_calls(&mut self, handle: i32) -> Result<abi::OutputInfo, AbiError> {
+        let p = self
+            .output_ptr
+            .call(&mut self.store, handle)
+            .map_err(trap)?;
+        let ptr = self.check(p)?;
+        let l = self
+            .output_len
+            .call(&mut self.store, handle)
+            .map_err(trap)?;
+        let len = self.check(l)?;
+        let f = self
+            .snapshot_required
+            .call(&mut self.store, handle)
+            .map_err(trap)?;
+        let flag = self.check(f)?;
+        Ok(abi::OutputInfo {
+            ptr: ptr as u32,
+            len: len as u32,
+            snapshot_required: flag == 1,
+        })
+    }
+
     /// The output buffer of `handle`.
     pub fn output(&mut self, handle: i32) -> Result<Vec<u8>, AbiError> {
         let p = self

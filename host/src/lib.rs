@@ -236,9 +236,9 @@ impl BrokerModule {
     /// `mp_output_info`'s 12 bytes, read without a call: where the output
     /// of the last successful call that wrote one is, and its mapper's
     /// snapshot flag. `None` if they are not a valid info.
-    pub fn output_info(&self) -> Option<mirrorpid::abi::OutputInfo> {
-        let bytes = self.read(self.output_info, mirrorpid::abi::OutputInfo::BYTES as i32);
-        mirrorpid::abi::OutputInfo::decode(bytes.as_slice().try_into().ok()?)
+    pub fn output_info(&self) -> Option<abi::OutputInfo> {
+        let bytes = self.read(self.output_info, abi::OutputInfo::BYTES as i32);
+        abi::OutputInfo::decode(bytes.as_slice().try_into().ok()?)
     }
 
     /// Reads `len` bytes of guest memory at `ptr` (empty if out of range).

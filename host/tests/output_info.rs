@@ -14,24 +14,17 @@ mod batches;
 
 const CONFIG: &str = r#"{"topicId":"bxw7Kp1OS3-KHC0-T1prfA","partition":0}"#;
 
-/// What the three calls say of `h`, as an info.
-fn by_calls(m: &mut BrokerModule, h: i32) -> OutputInfo {
-    let ptr = m.call_raw("mp_output_ptr", &[I32(h)]).unwrap();
-    let len = m.call_raw("mp_output_len", &[I32(h)]).unwrap();
-    let flag = m.call_raw("mp_snapshot_required", &[I32(h)]).unwrap();
-    assert!(ptr >= 0 && len >= 0 && (0..=1).contains(&flag));
-    OutputInfo {
-        ptr: ptr as u32,
-        len: len as u32,
-        snapshot_required: flag == 1,
-    }
-}
-
 /// The info, checked against the calls on `h` and against `h`'s output
 /// bytes; returns the output.
 fn agrees(m: &mut BrokerModule, h: i32, what: &str) -> Vec<u8> {
     let info = m.output_info().expect("a valid info");
-    assert_eq!(info, by_calls(m, h), "{what}: the info is h's output");
+    let flag = m.call_raw("mp_snapshot_required", &[I32(h)]).unwrap();
+    assert!((0..=1).contains(&flag), "{what}: a flag is 0 or 1");
+    assert_eq!(
+        info,
+        m.output_info_by_calls(h).unwrap(),
+        "{what}: the info is h's output"
+    );
     let out = m.read(info.ptr as i32, info.len as i32);
     assert_eq!(out, m.output(h).unwrap(), "{what}: the bytes there");
     out
