@@ -1,6 +1,8 @@
 //! The mapper's calls on a loaded module, one method per export of
 //! `docs/ABI.md`: inputs copied into blocks from `mp_alloc`, the status
-//! checked, outputs read back from linear memory.
+//! checked, outputs read back from linear memory where `mp_output_info`
+//! says they are (no call: `mp_output_ptr` and `mp_output_len` serve
+//! [`BrokerModule::output`], which asks of one mapper).
 
 use super::*;
 
@@ -52,7 +54,7 @@ impl BrokerModule {
             .map_err(trap);
         let result = status.and_then(|s| self.check(s)).and_then(|consumed| {
             buf.copy_from_slice(&self.read(bp, bl));
-            self.rewritten(handle, consumed)
+            self.rewritten(consumed)
         });
         self.release(sp);
         self.release(bp);
@@ -92,7 +94,7 @@ impl BrokerModule {
         let result = status.and_then(|s| self.check(s)).and_then(|consumed| {
             let slots = self.read(bp, bl);
             mirrorpid::batch::write_back(&slots, &offsets, fetch);
-            self.rewritten(handle, consumed)
+            self.rewritten(consumed)
         });
         self.release(sp);
         self.release(bp);
@@ -114,22 +116,18 @@ impl BrokerModule {
             .call(&mut self.store, (handle, sp, sl, pid, now_ms))
             .map_err(trap);
         let result = status.and_then(|s| self.check(s)).and_then(|salt| {
-            let out = self.output(handle)?;
+            let (out, snapshot_required) = self.last_output()?;
             let malformed = || AbiError {
                 code: -1,
                 message: "malformed mp_map output".into(),
             };
             let (list, mapped) = out.split_at(out.len().checked_sub(8).ok_or_else(malformed)?);
             let records = parse_records(list).ok_or_else(malformed)?;
-            let flag = self
-                .snapshot_required
-                .call(&mut self.store, handle)
-                .map_err(trap)?;
             Ok(Mapped {
                 mapped: i64::from_be_bytes(mapped.try_into().map_err(|_| malformed())?),
                 salt: (salt != abi::MAP_NOT_A_PRODUCER).then_some(salt as u8),
                 records,
-                snapshot_required: flag == 1,
+                snapshot_required,
             })
         });
         self.release(sp);
@@ -138,17 +136,31 @@ impl BrokerModule {
 
     /// A successful rewrite's result: `consumed`, the output's records and
     /// the snapshot-required flag.
-    fn rewritten(&mut self, handle: i32, consumed: i32) -> Result<Rewritten, AbiError> {
-        let records = self.output_records(handle)?;
-        let flag = self
-            .snapshot_required
-            .call(&mut self.store, handle)
-            .map_err(trap)?;
+    fn rewritten(&mut self, consumed: i32) -> Result<Rewritten, AbiError> {
+        let (out, snapshot_required) = self.last_output()?;
         Ok(Rewritten {
             consumed: consumed as usize,
-            records,
-            snapshot_required: flag == 1,
+            records: record_list(&out)?,
+            snapshot_required,
         })
+    }
+
+    /// The output of the call that just succeeded and its mapper's
+    /// snapshot flag, as `mp_output_info` says (no call into the module):
+    /// how this host reads every output it returns.
+    fn last_output(&self) -> Result<(Vec<u8>, bool), AbiError> {
+        let info = self.output_info().ok_or_else(|| AbiError {
+            code: -1,
+            message: "malformed mp_output_info".into(),
+        })?;
+        let out = self.read(info.ptr as i32, info.len as i32);
+        if out.len() != info.len as usize {
+            return Err(AbiError {
+                code: -1,
+                message: "mp_output_info points outside linear memory".into(),
+            });
+        }
+        Ok((out, info.snapshot_required))
     }
 
     /// `mp_rewrite` on a buffer already in guest memory (`put` earlier);
@@ -197,7 +209,8 @@ impl BrokerModule {
         })
     }
 
-    /// The output buffer of `handle`.
+    /// The output buffer of `handle`, through `mp_output_ptr` and
+    /// `mp_output_len` (two calls).
     pub fn output(&mut self, handle: i32) -> Result<Vec<u8>, AbiError> {
         let p = self
             .output_ptr
@@ -215,10 +228,7 @@ impl BrokerModule {
     /// The output buffer of `handle`, parsed as a record list.
     pub fn output_records(&mut self, handle: i32) -> Result<Vec<RawRecord>, AbiError> {
         let out = self.output(handle)?;
-        parse_records(&out).ok_or_else(|| AbiError {
-            code: -1,
-            message: "malformed record list in output".into(),
-        })
+        record_list(&out)
     }
 
     /// `mp_load_record`; returns 0 skipped, 1 bound, 2 deleted.
@@ -247,7 +257,7 @@ impl BrokerModule {
     pub fn snapshot(&mut self, handle: i32) -> Result<Vec<u8>, AbiError> {
         let s = self.snapshot.call(&mut self.store, handle).map_err(trap)?;
         self.check(s)?;
-        self.output(handle)
+        Ok(self.last_output()?.0)
     }
 
     /// `mp_restore`; returns the new handle.
@@ -282,7 +292,7 @@ impl BrokerModule {
     ) -> Result<Vec<RawRecord>, AbiError> {
         let s = f.call(&mut self.store, (handle, arg)).map_err(trap)?;
         self.check(s)?;
-        self.output_records(handle)
+        record_list(&self.last_output()?.0)
     }
 
     /// `mp_mapper_len`.
@@ -315,4 +325,12 @@ impl BrokerModule {
         let s = f.call(&mut self.store, handle).map_err(trap)?;
         self.check(s).map(|n| n as usize)
     }
+}
+
+/// `out` parsed as a record list.
+fn record_list(out: &[u8]) -> Result<Vec<RawRecord>, AbiError> {
+    parse_records(out).ok_or_else(|| AbiError {
+        code: -1,
+        message: "malformed record list in output".into(),
+    })
 }

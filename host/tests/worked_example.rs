@@ -2,6 +2,7 @@
 //! markers below is the doc's code block, byte for byte (the first test
 //! checks that), and the second test runs it against the module.
 
+use mirrorpid::abi::OutputInfo;
 use mirrorpid::{map_pid, StateRecord};
 use mirrorpid_host::{default_module_path, BrokerModule};
 use wasmtime::Val::{I32, I64};
@@ -77,6 +78,7 @@ fn serve_one_fetch(
         }
     }
     let src = put(m, b"east"); // keep it for every fetch from east
+    let info_at = call(m, "mp_output_info", &[]); // ask once
 
     // Each fetch: rewrite, make the records durable, confirm, append.
     let n = fetch.len() as i32;
@@ -97,16 +99,17 @@ fn serve_one_fetch(
     if consumed < 0 {
         return Err(last_error(m)); // nothing changed: fail the fetch
     }
-    let out = {
-        let (p, l) = (
-            call(m, "mp_output_ptr", &[I32(h)]),
-            call(m, "mp_output_len", &[I32(h)]),
-        );
-        m.read(p, l)
-    };
+    // Where the output is, read without a call: the 12 bytes at
+    // `mp_output_info()` (an address fixed for the instance's life).
+    let bytes = m
+        .read(info_at, 12)
+        .try_into()
+        .map_err(|_| "no output info")?;
+    let info = OutputInfo::decode(&bytes).ok_or("malformed output info")?;
+    let out = m.read(info.ptr as i32, info.len as i32);
     state_topic.extend(parse(&out)); // append, and wait for acks=all
     call(m, "mp_confirm", &[I32(h)]); // only now are new bindings permanent
-    if call(m, "mp_snapshot_required", &[I32(h)]) == 1 {
+    if info.snapshot_required {
         // a collision: take a producer-state snapshot
     }
     partition_log.extend(m.read(buf, consumed)); // the rewritten complete batches
