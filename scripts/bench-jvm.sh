@@ -12,17 +12,38 @@
 # Prints JMH's tables; docs/PERFORMANCE.md quotes them. Not part of the test
 # command.
 #
-#   scripts/bench-jvm.sh [mirror] [extra JMH arguments]
+# With `jni`, the module on wasmtime through wasmtime-java's JNI binding
+# (WasmtimeJniBench, the bench module's wasmtime-jni profile, which downloads
+# it) beside Chicory and the naive rewrite, in one run.
+#
+#   scripts/bench-jvm.sh [mirror|jni] [extra JMH arguments]
 #   scripts/bench-jvm.sh count [--one-producer] [--bytes] [BATCHES...]
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/setup.sh"
 enter_root
 [ -f dist/mirrorpid_broker.wasm ] || bash scripts/build.sh
 (cd jvm && mvn -B -q install -DskipTests)
+profile=()
+if [ "${1:-}" = jni ]; then
+  profile=(-Pwasmtime-jni)
+  (cd jvm/bench && mvn -B -q "${profile[@]}" compile)
+fi
 cp_file=$(mktemp)
 trap 'rm -f "$cp_file"' EXIT
-(cd jvm/bench && mvn -B -q dependency:build-classpath -Dmdep.outputFile="$cp_file")
+(cd jvm/bench && mvn -B -q "${profile[@]}" dependency:build-classpath -Dmdep.outputFile="$cp_file")
 cp="jvm/bench/target/classes:$(cat "$cp_file")"
+if [ "${1:-}" = jni ]; then
+  shift
+  log "JMH: one batch of each size and fetches of 1000, Chicory and wasmtime-java beside the naive rewrite"
+  java -cp "$cp" org.openjdk.jmh.Main \
+    'RewriteBench.(mirrorpid|naive|crossing)$|WasmtimeJniBench' -p batchBytes=256,1024,16384,1048576 \
+    -p batches=1 -p mode=COMPILER "$@"
+  java -cp "$cp" org.openjdk.jmh.Main 'RewriteBench.(mirrorpid|naive)$|WasmtimeJniBench.mirrorpid' \
+    -p batchBytes=256,1024 -p batches=1000 -p mode=COMPILER "$@"
+  # The next plain build compiles the bench module without it again.
+  (cd jvm/bench && mvn -B -q clean)
+  exit 0
+fi
 if [ "${1:-}" = count ]; then
   shift
   # The module with its names, optimised as the shipped one is.
