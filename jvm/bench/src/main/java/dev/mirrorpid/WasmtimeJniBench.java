@@ -1,5 +1,6 @@
 package dev.mirrorpid;
 
+import dev.mirrorpid.bench.BenchFetch;
 import io.github.kawamuray.wasmtime.Engine;
 import io.github.kawamuray.wasmtime.Func;
 import io.github.kawamuray.wasmtime.Instance;
@@ -16,9 +17,6 @@ import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import org.apache.kafka.common.Uuid;
-import org.apache.kafka.common.compress.Compression;
-import org.apache.kafka.common.record.internal.MemoryRecords;
-import org.apache.kafka.common.record.internal.SimpleRecord;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
 import org.openjdk.jmh.annotations.Fork;
@@ -79,23 +77,13 @@ public class WasmtimeJniBench {
     private int info;
     private int[] offsets;
 
+    private BenchFetch built;
     private ByteBuffer fetch;
-    private int[] at;
-    private long[] original;
 
     @Setup(Level.Trial)
     public void setup() {
-        int payload = Math.max(1, batchBytes - 61 - 20);
-        ByteBuffer all = ByteBuffer.allocate((batchBytes + 64) * batches);
-        at = new int[batches];
-        original = new long[batches];
-        for (int i = 0; i < batches; i++) {
-            original[i] = 1000L + i;
-            at[i] = all.position();
-            all.put(MemoryRecords.withIdempotentRecords(Compression.NONE, original[i], (short) 0, 0,
-                    new SimpleRecord(new byte[payload])).buffer());
-        }
-        fetch = all.flip();
+        built = BenchFetch.of(batchBytes, batches, false);
+        fetch = built.buffer;
         offsets = new int[batches];
 
         engine = new Engine();
@@ -121,7 +109,7 @@ public class WasmtimeJniBench {
             Func map = instance.getFunc(store, "mp_map").orElseThrow();
             WasmFunctions.Function5<Integer, Integer, Integer, Long, Long, Integer> f = WasmFunctions.func(store, map,
                     WasmValType.I32, WasmValType.I32, WasmValType.I32, WasmValType.I64, WasmValType.I64, WasmValType.I32);
-            status(f.call(handle, sourcePtr, SOURCE.length, original[i], 1L));
+            status(f.call(handle, sourcePtr, SOURCE.length, built.pids[i], 1L));
         }
         status(call("mp_confirm", handle));
         linear = memory.buffer(store).order(ByteOrder.LITTLE_ENDIAN);
@@ -153,9 +141,7 @@ public class WasmtimeJniBench {
 
     @Benchmark
     public int mirrorpid() {
-        for (int i = 0; i < at.length; i++) {
-            fetch.putLong(at[i] + Abi.PRODUCER_ID_OFFSET, original[i]);
-        }
+        built.restore();
         return rewrite(fetch);
     }
 

@@ -11,9 +11,6 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.concurrent.TimeUnit;
 import org.apache.kafka.common.Uuid;
-import org.apache.kafka.common.compress.Compression;
-import org.apache.kafka.common.record.internal.MemoryRecords;
-import org.apache.kafka.common.record.internal.SimpleRecord;
 import org.apache.kafka.common.utils.internals.Crc32C;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
@@ -79,27 +76,19 @@ public class RewriteBench {
     private long[] original;
     private long[] mapped;
     private PidMapper mapper;
+    private BenchFetch built;
 
     @Setup(Level.Trial)
     public void setup() {
-        int payload = Math.max(1, batchBytes - 61 - 20);
-        ByteBuffer all = ByteBuffer.allocate((batchBytes + 64) * batches);
-        offsets = new int[batches];
-        original = new long[batches];
         boolean one = switch (producers) {
             case "one" -> true;
             case "each" -> false;
             default -> throw new IllegalArgumentException("producers: one or each, not " + producers);
         };
-        for (int i = 0; i < batches; i++) {
-            long pid = one ? 1000L : 1000L + i;
-            MemoryRecords r = MemoryRecords.withIdempotentRecords(Compression.NONE, pid, (short) 0, one ? i : 0,
-                    new SimpleRecord(new byte[payload]));
-            offsets[i] = all.position();
-            original[i] = pid;
-            all.put(r.buffer());
-        }
-        fetch = all.flip();
+        built = BenchFetch.of(batchBytes, batches, one);
+        fetch = built.buffer;
+        offsets = built.offsets;
+        original = built.pids;
         MirrorPid.Builder builder = MirrorPid.builder().mode(MirrorPid.Mode.valueOf(mode));
         if (!module.isEmpty()) {
             try {
@@ -123,22 +112,16 @@ public class RewriteBench {
         mapper.close();
     }
 
-    private void restore() {
-        for (int i = 0; i < offsets.length; i++) {
-            fetch.putLong(offsets[i] + 43, original[i]);
-        }
-    }
-
     @Benchmark
     public int mirrorpid() {
-        restore();
+        built.restore();
         RewriteResult r = mapper.rewrite("A", fetch, 2);
         return r.consumed();
     }
 
     @Benchmark
     public long naive() {
-        restore();
+        built.restore();
         long crc = 0;
         for (int i = 0; i < offsets.length; i++) {
             int at = offsets[i];
