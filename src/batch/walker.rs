@@ -174,6 +174,8 @@ impl<'a> Batches<'a> {
 impl<'a> Iterator for Batches<'a> {
     type Item = Result<Entry<'a>>;
 
+    // Natively inlined into the batch loop (as `Batch::control_type`).
+    #[cfg_attr(not(target_family = "wasm"), inline)]
     fn next(&mut self) -> Option<Self::Item> {
         if self.failed {
             return None;
