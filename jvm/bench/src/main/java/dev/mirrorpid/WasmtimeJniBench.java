@@ -1,6 +1,7 @@
 package dev.mirrorpid;
 
 import dev.mirrorpid.bench.BenchFetch;
+import dev.mirrorpid.bench.FetchBench;
 import io.github.kawamuray.wasmtime.Engine;
 import io.github.kawamuray.wasmtime.Func;
 import io.github.kawamuray.wasmtime.Instance;
@@ -15,21 +16,11 @@ import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
-import java.util.concurrent.TimeUnit;
 import org.apache.kafka.common.Uuid;
 import org.openjdk.jmh.annotations.Benchmark;
-import org.openjdk.jmh.annotations.BenchmarkMode;
-import org.openjdk.jmh.annotations.Fork;
 import org.openjdk.jmh.annotations.Level;
-import org.openjdk.jmh.annotations.Measurement;
-import org.openjdk.jmh.annotations.Mode;
-import org.openjdk.jmh.annotations.OutputTimeUnit;
-import org.openjdk.jmh.annotations.Param;
-import org.openjdk.jmh.annotations.Scope;
 import org.openjdk.jmh.annotations.Setup;
-import org.openjdk.jmh.annotations.State;
 import org.openjdk.jmh.annotations.TearDown;
-import org.openjdk.jmh.annotations.Warmup;
 
 /**
  * The same header rewrite as {@code RewriteBench.mirrorpid}, with the module on wasmtime through
@@ -44,21 +35,7 @@ import org.openjdk.jmh.annotations.Warmup;
  * {@link Abi}'s offsets (one definition), and {@link #setup} refuses to measure unless its
  * rewrite is byte-identical to {@link PidMapper}'s on the same fetch.
  */
-@State(Scope.Thread)
-@BenchmarkMode(Mode.AverageTime)
-@OutputTimeUnit(TimeUnit.NANOSECONDS)
-@Warmup(iterations = 10, time = 1)
-@Measurement(iterations = 5, time = 1)
-@Fork(1)
-public class WasmtimeJniBench {
-    /** Bytes of each batch (about: the records' payload is sized to it). */
-    @Param({"256", "1024", "16384", "1048576"})
-    public int batchBytes;
-
-    /** Batches in the fetch, each of a producer of its own (as {@code RewriteBench}'s default). */
-    @Param({"1"})
-    public int batches;
-
+public class WasmtimeJniBench extends FetchBench {
     private static final Uuid TOPIC = Uuid.fromString("bxw7Kp1OS3-KHC0-T1prfA");
     private static final byte[] SOURCE = "A".getBytes(StandardCharsets.UTF_8);
 

@@ -9,22 +9,14 @@ import java.io.UncheckedIOException;
 import java.nio.ByteBuffer;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.concurrent.TimeUnit;
 import org.apache.kafka.common.Uuid;
 import org.apache.kafka.common.utils.internals.Crc32C;
 import org.openjdk.jmh.annotations.Benchmark;
-import org.openjdk.jmh.annotations.BenchmarkMode;
-import org.openjdk.jmh.annotations.Fork;
 import org.openjdk.jmh.annotations.Level;
-import org.openjdk.jmh.annotations.Measurement;
 import org.openjdk.jmh.annotations.Mode;
-import org.openjdk.jmh.annotations.OutputTimeUnit;
 import org.openjdk.jmh.annotations.Param;
-import org.openjdk.jmh.annotations.Scope;
 import org.openjdk.jmh.annotations.Setup;
-import org.openjdk.jmh.annotations.State;
 import org.openjdk.jmh.annotations.TearDown;
-import org.openjdk.jmh.annotations.Warmup;
 
 /**
  * The JVM rewrite side by side with the naive one, in one run: mirrorpid's header rewrite
@@ -36,23 +28,7 @@ import org.openjdk.jmh.annotations.Warmup;
  * producer IDs back (the same 12-byte copy per batch for both sides), so each call rewrites
  * the same fetch. Results in {@code docs/PERFORMANCE.md}; {@code scripts/bench-jvm.sh} runs it.
  */
-@State(Scope.Thread)
-@BenchmarkMode(Mode.AverageTime)
-@OutputTimeUnit(TimeUnit.NANOSECONDS)
-// Ten seconds of warm-up: HotSpot takes about nine to settle on the module's compiled code (a
-// 1000-batch fetch measured 2.9 ms, then 2.0, 0.78, 0.61, 0.61, 0.52, 0.53, 0.54, then 0.37 ms).
-@Warmup(iterations = 10, time = 1)
-@Measurement(iterations = 5, time = 1)
-@Fork(1)
-public class RewriteBench {
-    /** Bytes of each batch (about: the records' payload is sized to it). */
-    @Param({"256", "1024", "16384", "1048576"})
-    public int batchBytes;
-
-    /** Batches in the fetch. */
-    @Param({"1"})
-    public int batches;
-
+public class RewriteBench extends FetchBench {
     /**
      * Whose batches: {@code each} batch a producer of its own, or all of {@code one} producer,
      * its sequences running on (a partition that one producer writes to).
