@@ -187,42 +187,37 @@ impl BrokerModule {
     /// say of `handle`, as the [`abi::OutputInfo`] that
     /// [`BrokerModule::output_info`] reads without a call.
     pub fn output_info_by_calls(&mut self, handle: i32) -> Result<abi::OutputInfo, AbiError> {
-        let p = self
-            .output_ptr
-            .call(&mut self.store, handle)
-            .map_err(trap)?;
-        let ptr = self.check(p)?;
-        let l = self
-            .output_len
-            .call(&mut self.store, handle)
-            .map_err(trap)?;
-        let len = self.check(l)?;
-        let f = self
-            .snapshot_required
-            .call(&mut self.store, handle)
-            .map_err(trap)?;
-        let flag = self.check(f)?;
+        let (ptr, len, flag) = (
+            self.output_ptr.clone(),
+            self.output_len.clone(),
+            self.snapshot_required.clone(),
+        );
+        let ptr = self.count(&ptr, handle)?;
+        let len = self.count(&len, handle)?;
+        let snapshot_required = match self.count(&flag, handle)? {
+            0 => false,
+            1 => true,
+            other => {
+                return Err(AbiError {
+                    code: -1,
+                    message: format!("mp_snapshot_required returned {other}, not 0 or 1"),
+                })
+            }
+        };
         Ok(abi::OutputInfo {
             ptr: ptr as u32,
             len: len as u32,
-            snapshot_required: flag == 1,
+            snapshot_required,
         })
     }
 
     /// The output buffer of `handle`, through `mp_output_ptr` and
     /// `mp_output_len` (two calls).
     pub fn output(&mut self, handle: i32) -> Result<Vec<u8>, AbiError> {
-        let p = self
-            .output_ptr
-            .call(&mut self.store, handle)
-            .map_err(trap)?;
-        let p = self.check(p)?;
-        let l = self
-            .output_len
-            .call(&mut self.store, handle)
-            .map_err(trap)?;
-        let l = self.check(l)?;
-        Ok(self.read(p, l))
+        let (ptr, len) = (self.output_ptr.clone(), self.output_len.clone());
+        let ptr = self.count(&ptr, handle)?;
+        let len = self.count(&len, handle)?;
+        Ok(self.read(ptr as i32, len as i32))
     }
 
     /// The output buffer of `handle`, parsed as a record list.

@@ -82,11 +82,11 @@ public class WasmtimeJniBench extends FetchBench {
         slotsPtr = call("mp_alloc", batches * Abi.SLOT_BYTES);
         info = call("mp_output_info");
         // Bind every producer once (the steady state), as RewriteBench does.
+        WasmFunctions.Function5<Integer, Integer, Integer, Long, Long, Integer> map = WasmFunctions.func(store,
+                instance.getFunc(store, "mp_map").orElseThrow(),
+                WasmValType.I32, WasmValType.I32, WasmValType.I32, WasmValType.I64, WasmValType.I64, WasmValType.I32);
         for (int i = 0; i < batches; i++) {
-            Func map = instance.getFunc(store, "mp_map").orElseThrow();
-            WasmFunctions.Function5<Integer, Integer, Integer, Long, Long, Integer> f = WasmFunctions.func(store, map,
-                    WasmValType.I32, WasmValType.I32, WasmValType.I32, WasmValType.I64, WasmValType.I64, WasmValType.I32);
-            status(f.call(handle, sourcePtr, SOURCE.length, built.pids[i], 1L));
+            status(map.call(handle, sourcePtr, SOURCE.length, built.pids[i], 1L));
         }
         status(call("mp_confirm", handle));
         linear = memory.buffer(store).order(ByteOrder.LITTLE_ENDIAN);
