@@ -242,7 +242,9 @@ impl<'a> Batch<'a> {
     /// which lies within the first [`CONTROL_KEY_READ`] bytes of the records
     /// whatever they hold, so a [`HeaderView`]'s window gives the same answer
     /// as the whole batch. `offset` is the batch's position, for the error.
+    // Out of line in the module, for the reason `Batches::next_entry` is.
     #[cfg_attr(not(target_family = "wasm"), inline)]
+    #[cfg_attr(target_family = "wasm", inline(never))]
     pub fn control_type(&self, offset: usize) -> Result<Option<ControlType>> {
         if !self.is_control() {
             return Ok(None);

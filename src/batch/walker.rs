@@ -97,6 +97,10 @@ impl<'a> Batches<'a> {
         self.index
     }
 
+    // Out of line in the module: inlined, it made the batch loop a method so
+    // large that a JVM's C2 stopped inlining the runtime's memory helpers
+    // into it (docs/PERFORMANCE.md, "Keeping the batch loop small").
+    #[cfg_attr(target_family = "wasm", inline(never))]
     fn next_entry(&mut self) -> Result<Option<Entry<'a>>> {
         let offset = self.pos;
         // `rest`: the entry's bytes from here (a header's window of them);

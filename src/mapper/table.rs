@@ -394,7 +394,9 @@ impl Table {
         }
     }
 
-    #[inline(always)]
+    // Out of line in the module, for the reason `Batches::next_entry` is.
+    #[cfg_attr(not(target_family = "wasm"), inline(always))]
+    #[cfg_attr(target_family = "wasm", inline(never))]
     pub(crate) fn find_identity(&self, cluster: u32, pid: i64) -> Option<usize> {
         self.by_identity
             .find(identity_hash(&self.keys, cluster, pid), |&i| {
