@@ -6,6 +6,7 @@ import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.net.Socket;
 import java.nio.ByteBuffer;
+import java.time.Duration;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
@@ -107,6 +108,29 @@ public final class SourceFetcher implements AutoCloseable {
                 ? (MemoryRecords) records
                 : MemoryRecords.EMPTY;
         return new Fetched(memory, data.highWatermark(), data.lastStableOffset());
+    }
+
+    /**
+     * {@link #fetch}, retried while the leader answers with a retriable error (a partition whose
+     * leadership is still settling answers {@code NOT_LEADER_OR_FOLLOWER} for a moment after the
+     * cluster starts), as Kafka's replica fetcher backs off and retries a partition: every {@code
+     * backoff} until {@code patience} has passed, then the last error is thrown.
+     *
+     * @throws RetriableException the leader kept answering with a retriable error
+     */
+    public Fetched fetchRetrying(TopicPartition partition, Uuid topicId, long offset, int maxBytes,
+            Duration patience, Duration backoff) throws IOException, InterruptedException {
+        long deadline = System.nanoTime() + patience.toNanos();
+        while (true) {
+            try {
+                return fetch(partition, topicId, offset, maxBytes);
+            } catch (RetriableException e) {
+                if (System.nanoTime() - deadline > 0) {
+                    throw e;
+                }
+                Thread.sleep(backoff.toMillis());
+            }
+        }
     }
 
     @Override

@@ -122,7 +122,7 @@ final class Lane implements AutoCloseable {
         long offset = next.getOrDefault(source.name(), 0L);
         try (SourceFetcher fetcher = source.fetcher()) {
             while (true) {
-                SourceFetcher.Fetched fetched = fetcher.fetch(SourceCluster.PARTITION, source.topicId(), offset, 1 << 20);
+                SourceFetcher.Fetched fetched = source.fetch(fetcher, offset, 1 << 20);
                 if (fetched.records().sizeInBytes() == 0) {
                     return true;
                 }
@@ -183,7 +183,7 @@ final class Lane implements AutoCloseable {
         long offset = next.getOrDefault(local.name() + "-local", 0L);
         try (SourceFetcher fetcher = local.fetcher()) {
             while (true) {
-                SourceFetcher.Fetched fetched = fetcher.fetch(SourceCluster.PARTITION, local.topicId(), offset, 1 << 20);
+                SourceFetcher.Fetched fetched = local.fetch(fetcher, offset, 1 << 20);
                 if (fetched.records().sizeInBytes() == 0) {
                     return;
                 }

@@ -193,7 +193,7 @@ final class SourceCluster implements AutoCloseable {
         long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
         try (SourceFetcher f = fetcher()) {
             while (true) {
-                SourceFetcher.Fetched fetched = f.fetch(PARTITION, topicId, 0, 1);
+                SourceFetcher.Fetched fetched = fetch(f, 0, 1);
                 if (fetched.lastStableOffset() == fetched.highWatermark()) {
                     return;
                 }
@@ -202,6 +202,19 @@ final class SourceCluster implements AutoCloseable {
                 }
                 Thread.sleep(20);
             }
+        }
+    }
+
+    /**
+     * One fetch of this cluster's partition through {@code f}, retried for up to 30 s while its
+     * leader answers with a retriable error (leadership settling after the cluster started).
+     */
+    SourceFetcher.Fetched fetch(SourceFetcher f, long offset, int maxBytes) throws IOException {
+        try {
+            return f.fetchRetrying(PARTITION, topicId, offset, maxBytes, Duration.ofSeconds(30), Duration.ofMillis(50));
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IOException("interrupted while fetching from " + name, e);
         }
     }
 
@@ -233,7 +246,7 @@ final class SourceCluster implements AutoCloseable {
         try (SourceFetcher f = fetcher()) {
             long offset = 0;
             while (true) {
-                SourceFetcher.Fetched fetched = f.fetch(PARTITION, topicId, offset, 1 << 20);
+                SourceFetcher.Fetched fetched = fetch(f, offset, 1 << 20);
                 if (fetched.records().sizeInBytes() == 0) {
                     return out;
                 }
