@@ -1,20 +1,22 @@
 // Two builds of the Node package side by side in one Node process: one
-// 256 B batch through rewriteBatches (the outcome read and not) and
-// rewriteBatchesInPlace, alternating 5000-call loops of each build (the
-// order swapped every round), medians of the 50 rounds after 11 of
-// warm-up. For a change to the JS API's fixed cost, measured against the
-// build before it on the same noise.
+// batch (256 B unless SIZE says) through rewriteBatches (the outcome read
+// and not) and rewriteBatchesInPlace, alternating loops of each build (5000
+// calls at 256 B, fewer as the batch grows; the order swapped every round),
+// medians of the 50 rounds after 11 of warm-up. For a change to the JS
+// API's cost, measured against the build before it on the same noise.
 //
-//   node benches/node-ab.mjs OLD_DIR NEW_DIR    (each a dist/node of scripts/build.sh)
+//   node benches/node-ab.mjs OLD_DIR NEW_DIR [SIZE]    (each a dist/node of scripts/build.sh)
 import { createRequire } from "node:module";
 import { resolve } from "node:path";
 
 const require = createRequire(import.meta.url);
-const [oldDir, newDir] = process.argv.slice(2);
-if (!oldDir || !newDir) {
-  console.error("usage: node benches/node-ab.mjs OLD_DIR NEW_DIR");
+const [oldDir, newDir, sizeArg = "256"] = process.argv.slice(2);
+const SIZE = Number(sizeArg);
+if (!oldDir || !newDir || !Number.isInteger(SIZE) || SIZE < 61) {
+  console.error("usage: node benches/node-ab.mjs OLD_DIR NEW_DIR [SIZE, at least 61]");
   process.exit(2);
 }
+const CALLS = Math.max(20, Math.round((5000 * 256) / SIZE));
 const builds = {
   old: require(resolve(oldDir, "mirrorpid.js")),
   new: require(resolve(newDir, "mirrorpid.js")),
@@ -31,7 +33,7 @@ function batchOf(size) {
   return b;
 }
 
-const input = batchOf(256);
+const input = batchOf(SIZE);
 const mine = { old: input.slice(), new: input.slice() };
 const mappers = {};
 for (const [k, js] of Object.entries(builds)) {
@@ -57,12 +59,13 @@ for (const [name, call] of [
   for (let r = 0; r < 61; r++) {
     for (const k of r % 2 ? ["old", "new"] : ["new", "old"]) {
       const t0 = process.hrtime.bigint();
-      for (let i = 0; i < 5000; i++) sink ^= call(mappers[k], k);
-      if (r > 10) rounds[k].push(Number(process.hrtime.bigint() - t0) / 5000);
+      for (let i = 0; i < CALLS; i++) sink ^= call(mappers[k], k);
+      if (r > 10) rounds[k].push(Number(process.hrtime.bigint() - t0) / CALLS);
     }
   }
   console.log(
-    `one 256 B batch, ${name}: old ${median(rounds.old).toFixed(0)} ns, ` + `new ${median(rounds.new).toFixed(0)} ns`,
+    `one ${SIZE} B batch, ${name}: old ${median(rounds.old).toFixed(0)} ns, ` +
+      `new ${median(rounds.new).toFixed(0)} ns`,
   );
 }
 if (sink === -1) console.log("");

@@ -641,3 +641,76 @@ fn rewrite_in_place_equals_copying_rewrite() {
     }
     mirrorpid::js::use_plain_results(false);
 }
+
+/// From 64 KiB `rewriteBatches` rewrites through the batches' headers, into
+/// the one copy it makes in JS: the same result as its copying path (which a
+/// strict CRC check takes, and which these valid batches pass) and the same
+/// bytes as `rewriteBatchesInPlace`, its input untouched, a truncated tail
+/// copied as it was; on an error nothing changed; on the built and the
+/// plain path.
+#[wasm_bindgen_test]
+fn large_fetch_rewrite_through_headers_equals_the_copy() {
+    let batch = |producer_id: i64, value: usize| {
+        BatchBuilder {
+            producer_id,
+            base_offset: 10 * producer_id,
+            records: vec![RecordSpec {
+                key: None,
+                value: Some(vec![7; value]),
+            }],
+            ..BatchBuilder::default()
+        }
+        .encode()
+    };
+    let mut fetch: Vec<u8> = (0..40)
+        .flat_map(|i: i64| batch(i % 5, 1000 + 97 * i as usize))
+        .collect();
+    let whole = fetch.len();
+    assert!(
+        whole >= 64 << 10,
+        "a fetch over the header path's threshold"
+    );
+    fetch.extend_from_slice(&batch(9, 500)[..100]); // a truncated tail
+    let strict = JSON::parse(r#"{"strictCrc": true}"#).unwrap();
+    for plain in [false, true] {
+        mirrorpid::js::use_plain_results(plain);
+        let (mut copying, mut headers, mut in_place) = (mapper(), mapper(), mapper());
+        let expected = copying
+            .rewrite_batches(
+                "A".into(),
+                u8a(&fetch),
+                JsValue::from(3),
+                Some(strict.clone()),
+            )
+            .unwrap();
+        let input = Uint8Array::from(&fetch[..]);
+        let got = headers
+            .rewrite_batches("A".into(), input.clone().into(), JsValue::from(3), None)
+            .unwrap();
+        assert!(same(&expected, &got), "plain {plain}");
+        assert_eq!(input.to_vec(), fetch, "the input is untouched");
+        let bytes = bytes_of(&get(&got, "bytes"));
+        assert_ne!(bytes[..whole], fetch[..whole], "the batches were rewritten");
+        assert_eq!(bytes[whole..], fetch[whole..], "the tail is as it was");
+        let array = Uint8Array::from(&fetch[..]);
+        let mine = in_place
+            .rewrite_batches_in_place("A".into(), array.clone().into(), JsValue::from(3), None)
+            .unwrap();
+        assert_eq!(array.to_vec(), bytes, "plain {plain}");
+        assert!(same(&get(&mine, "batches"), &get(&got, "batches")));
+        assert_eq!(copying.snapshot().unwrap(), headers.snapshot().unwrap());
+
+        // An error: the input and the mapper are as they were.
+        let mut bad = fetch.clone();
+        bad[16] = 9;
+        let input = Uint8Array::from(&bad[..]);
+        let before = headers.snapshot().unwrap();
+        let err = headers
+            .rewrite_batches("A".into(), input.clone().into(), JsValue::from(4), None)
+            .unwrap_err();
+        assert!(message(err).starts_with("UnknownMagic"), "plain {plain}");
+        assert_eq!(input.to_vec(), bad);
+        assert_eq!(headers.snapshot().unwrap(), before);
+    }
+    mirrorpid::js::use_plain_results(false);
+}

@@ -52,22 +52,29 @@ pub struct PidMapper {
     /// the buffers have grown), with the outcome columns JS builds from.
     rewrite: RewriteResult,
     columns: build::Columns,
-    /// `rewriteBatchesInPlace`'s copy of the caller's bytes.
+    /// Both rewrites' copy of the caller's bytes, below [`HEADERS_FROM`].
     scratch: Vec<u8>,
-    /// `rewriteBatchesInPlace`'s header slots and their entries' offsets,
-    /// for a fetch over [`HEADERS_FROM`] bytes.
+    /// Both rewrites' header slots and their entries' offsets, from
+    /// [`HEADERS_FROM`] bytes.
     slots: Vec<u8>,
     offsets: Vec<usize>,
     /// The last source cluster ID of `map` and the rewrites, and its text.
     source: args::LastSource,
 }
 
-/// From this many bytes, `rewriteBatchesInPlace` copies only each batch's
-/// header window into the module and 12 bytes a changed batch back
-/// (`mp_rewrite_headers`' way), so that its cost follows the number of
-/// batches, not their size; below, one copy of the whole fetch each way
-/// costs less than a call into JS per batch.
+/// From this many bytes, both rewrites copy only each batch's header
+/// window into the module and 12 bytes a changed batch back
+/// (`mp_rewrite_headers`' way), so that the module's part follows the
+/// number of batches, not their size (`rewriteBatches` still makes the
+/// one copy it returns); below, one copy of the whole fetch each way costs
+/// less than a call into JS per batch.
 const HEADERS_FROM: usize = 64 << 10;
+
+/// Whether a rewrite of `view` takes the header path: from
+/// [`HEADERS_FROM`] bytes, unless a strict CRC check needs the records.
+fn headers_path(view: &Uint8Array, opts: RewriteOptions) -> bool {
+    view.length() as usize >= HEADERS_FROM && !opts.strict_crc
+}
 
 /// The options of both rewrites (`RewriteOptions` in `types.d.ts`).
 fn rewrite_options(options: Option<JsValue>) -> Result<RewriteOptions, JsError> {
@@ -194,7 +201,10 @@ impl PidMapper {
         outcome_to_js(&outcome.map_err(js_err)?)
     }
 
-    /// Rewrites a buffer of record batches; the input array is not changed.
+    /// Rewrites a buffer of record batches into a new array; the input
+    /// array is not changed. From 64 KiB (unless `strictCrc`) the new
+    /// array is the one copy made, and only each batch's header window
+    /// enters the module.
     #[wasm_bindgen(js_name = rewriteBatches, unchecked_return_type = "RewriteResult")]
     pub fn rewrite_batches(
         &mut self,
@@ -207,10 +217,29 @@ impl PidMapper {
         let source = self.source.take(&source_cluster_id)?;
         let now = int64(&now_ms, "nowMs")?;
         let opts = rewrite_options(options)?;
+        let Some(array) = input.dyn_ref::<Uint8Array>() else {
+            return Err(convert::invalid("input must be a Uint8Array".to_owned()));
+        };
+        let view = args::plain_view(array)?;
+        // From HEADERS_FROM bytes: one copy, by JS, into the array the call
+        // returns, rewritten there through its headers as
+        // `rewriteBatchesInPlace` rewrites the caller's (the records never
+        // enter the module); below, the copy in and out of the module.
+        if let Some(v) = view.as_ref().filter(|v| headers_path(v, opts)) {
+            let out = v.slice(0, v.length());
+            let done = self.rewrite_headers_in_place(&source.1, &out, now, opts);
+            self.source.keep(source);
+            done?;
+            let out = convert::Output::InPlace {
+                bytes: &out,
+                view: None,
+                copy: &[],
+            };
+            return convert::rewrite_to_js(out, &self.rewrite, &mut self.columns);
+        }
         // Into a buffer kept between calls (as long as the fetches are, it
         // is only overwritten): the input array stays as it was.
-        let not_bytes = || "input must be a Uint8Array".to_owned();
-        args::copy_arg(&input, not_bytes, &mut self.scratch)?;
+        args::copy_view(view.as_ref(), &mut self.scratch)?;
         let done = self.rewrite_scratch(&source.1, now, opts);
         self.source.keep(source);
         done?;
@@ -247,7 +276,7 @@ impl PidMapper {
         let bytes: &Uint8Array = bytes.unchecked_ref();
         // Whether the rewrite ran on a copy, which then goes back.
         let copied = match &view {
-            Some(v) if v.length() as usize >= HEADERS_FROM && !opts.strict_crc => self
+            Some(v) if headers_path(v, opts) => self
                 .rewrite_headers_in_place(&source.1, v, now, opts)
                 .map(|()| false),
             _ => args::copy_view(view.as_ref(), &mut self.scratch)

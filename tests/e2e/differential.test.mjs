@@ -197,12 +197,20 @@ async function differentialRun(seed) {
   m.e.mp_mapper_free(h);
 }
 
-test("rewriteBatchesInPlace of a large fetch, through its headers, answers as the whole fetch copied", () => {
-  // From 64 KiB the in-place call copies each batch's 112-byte window into
-  // the module and 12 bytes of a changed batch back (src/js/mod.rs,
-  // HEADERS_FROM); rewriteBatches copies the whole fetch. Twin mappers, the
-  // same calls: the same answers, bytes, outcomes and state, and on an error
-  // the caller's array unchanged.
+test("both rewrites of a large fetch, through its headers, answer as the module's mp_rewrite of the whole fetch", async () => {
+  // From 64 KiB both rewrites copy each batch's 112-byte window into the
+  // module and 12 bytes of a changed batch back (src/js/mod.rs,
+  // HEADERS_FROM): rewriteBatches into the one copy it returns,
+  // rewriteBatchesInPlace into the caller's array. The broker module's
+  // mp_rewrite, given the whole fetch, is the reference. The same calls to
+  // all three: the same answers, bytes, records and state, the same
+  // outcomes from both JS calls, and the input array unchanged but by
+  // the in-place call's success.
+  const m = await module();
+  const cfg = Buffer.from(JSON.stringify(CONFIG));
+  const [cp, cl] = m.put(cfg);
+  const h = m.e.mp_mapper_new(cp, cl);
+  assert.ok(h > 0, m.error());
   const copied = new js.PidMapper(CONFIG.topicId, CONFIG.partition, null);
   const headers = new js.PidMapper(CONFIG.topicId, CONFIG.partition, null);
   const next = rng(0x64b);
@@ -229,8 +237,12 @@ test("rewriteBatchesInPlace of a large fetch, through its headers, answers as th
     if (next(3) === 0) whole[next(4) === 0 ? next(whole.length) : next(61)] ^= 1 << next(8);
     const fetch = next(4) === 0 ? whole.slice(0, (64 << 10) + next(whole.length - (64 << 10) + 1)) : whole;
     const options = { strictCrc: next(8) === 0, complete: next(4) === 0 };
+    const flags = (options.strictCrc ? 1 : 0) | (options.complete ? 2 : 0);
     const source = SOURCES[next(SOURCES.length)];
     const before = fetch.slice();
+    const [sp, sl] = m.put(Buffer.from(source));
+    const [bp, bl] = m.put(fetch);
+    const status = m.e.mp_rewrite(h, sp, sl, bp, bl, 1000n, flags);
     let a;
     let b;
     try {
@@ -238,31 +250,53 @@ test("rewriteBatchesInPlace of a large fetch, through its headers, answers as th
     } catch (err) {
       a = err.message;
     }
+    assert.deepEqual(fetch, before, "rewriteBatches leaves its input as it was");
     try {
       b = headers.rewriteBatchesInPlace(source, fetch, 1000, options);
     } catch (err) {
       b = err.message;
     }
-    if (typeof a === "string") {
+    if (status < 0) {
       errors += 1;
+      assert.equal(a, m.error(), `case ${i}`);
       assert.equal(b, a, `case ${i}`);
       assert.deepEqual(fetch, before, "an error leaves the array as it was");
     } else {
-      assert.equal(typeof b, "object", `case ${i}: the copy rewrote, the headers threw ${b}`);
+      assert.equal(typeof a, "object", `case ${i}: the module consumed ${status}, rewriteBatches threw ${a}`);
+      assert.equal(typeof b, "object", `case ${i}: the module consumed ${status}, in place threw ${b}`);
+      assert.notEqual(a.bytes, fetch, "rewriteBatches returns a new array");
       assert.equal(b.bytes, fetch, "the caller's own array");
-      assert.deepEqual(fetch, a.bytes, `case ${i}: the same bytes`);
-      assert.equal(b.consumed, a.consumed);
-      assert.deepEqual(b.records, a.records);
-      assert.equal(b.snapshotRequired, a.snapshotRequired);
+      const expected = m.mem().slice(bp, bp + bl);
+      assert.deepEqual(a.bytes, expected, `case ${i}: the module's bytes`);
+      assert.deepEqual(fetch, expected, `case ${i}: the module's bytes, in place`);
+      const records = recordList(m.output(h));
+      for (const r of [a, b]) {
+        assert.equal(r.consumed, status);
+        assert.deepEqual(
+          r.records.map((x) => ({ key: x.key, value: x.value ?? null })),
+          records,
+        );
+        assert.equal(r.snapshotRequired, m.e.mp_snapshot_required(h) === 1);
+      }
       assert.deepEqual(b.batches, a.batches);
       if (!before.every((x, k) => x === fetch[k])) changed += 1;
     }
-    if (next(3) === 0) assert.equal(headers.confirm(), copied.confirm());
-    assert.deepEqual(headers.snapshot(), copied.snapshot());
-    assert.equal(headers.pending, copied.pending);
+    for (const p of [sp, bp]) if (p > 0) m.e.mp_free(p);
+    if (next(3) === 0) {
+      const n = m.e.mp_confirm(h);
+      assert.equal(copied.confirm(), n);
+      assert.equal(headers.confirm(), n);
+    }
+    const len = m.e.mp_snapshot(h);
+    const snapshot = m.output(h).subarray(0, len);
+    assert.deepEqual(copied.snapshot(), snapshot);
+    assert.deepEqual(headers.snapshot(), snapshot);
+    assert.equal(headers.pending, m.e.mp_pending(h));
+    assert.equal(copied.pending, m.e.mp_pending(h));
   }
   assert.ok(errors > 10, `errors were met (${errors})`);
   assert.ok(changed > 20, `fetches were rewritten (${changed})`);
   copied.free();
   headers.free();
+  m.e.mp_mapper_free(h);
 });
