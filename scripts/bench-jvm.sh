@@ -3,7 +3,8 @@
 # module on Chicory, in each of its modes (run-time compiler, build-time
 # compiler, interpreter), beside the naive Java rewrite (PID at offset 43,
 # CRC-32C recomputed with Kafka's Crc32C), in one run. With `mirror`,
-# the end-to-end mirror instead (MirrorBench: a 1 MiB fetch through the
+# the end-to-end mirror instead (MirrorBench: a 1 MiB fetch, landed in a
+# buffer or fetched from a real broker process on loopback, through the
 # MirrorLoop into Kafka's UnifiedLog, verbatim beside mirrorpid, and the
 # rewrite's share). With `count`, no timing: how many WebAssembly
 # instructions one header rewrite runs (or, with --bytes, one mp_rewrite),
@@ -56,7 +57,7 @@ if [ "${1:-}" = count ]; then
 fi
 if [ "${1:-}" = mirror ]; then
   shift
-  log "JMH: end-to-end mirror of a 1 MiB fetch into Kafka's UnifiedLog"
+  log "JMH: end-to-end mirror of a 1 MiB fetch into Kafka's UnifiedLog, landed and from a real broker"
   exec java -cp "$cp" org.openjdk.jmh.Main MirrorBench "$@"
 fi
 sizes="batchBytes=256,1024,4096,16384,65536,1048576"

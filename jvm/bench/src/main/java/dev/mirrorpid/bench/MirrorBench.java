@@ -5,22 +5,31 @@ import dev.mirrorpid.MirrorPid;
 import dev.mirrorpid.PidMapper;
 import dev.mirrorpid.RewriteResult;
 import dev.mirrorpid.kafka.KafkaLogs;
+import dev.mirrorpid.kafka.LocalBroker;
 import dev.mirrorpid.kafka.MirrorLoop;
+import dev.mirrorpid.kafka.SourceFetcher;
 import dev.mirrorpid.kafka.StateLog;
 import dev.mirrorpid.kafka.Strategy;
 import java.io.File;
 import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.nio.ByteBuffer;
 import java.nio.file.Files;
+import java.time.Duration;
 import java.util.Optional;
 import java.util.Properties;
 import java.util.concurrent.TimeUnit;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.Uuid;
 import org.apache.kafka.common.compress.Compression;
 import org.apache.kafka.common.record.TimestampType;
 import org.apache.kafka.common.record.internal.MemoryRecords;
 import org.apache.kafka.common.record.internal.MemoryRecordsBuilder;
 import org.apache.kafka.common.record.internal.RecordBatch;
+import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.apache.kafka.server.util.KafkaScheduler;
 import org.apache.kafka.storage.internals.log.UnifiedLog;
 import org.openjdk.jmh.annotations.AuxCounters;
@@ -39,16 +48,21 @@ import org.openjdk.jmh.annotations.TearDown;
 import org.openjdk.jmh.annotations.Warmup;
 
 /**
- * End-to-end mirror throughput, side by side in one run: a fetch of 1 MiB of batches lands in
- * the mirror's buffer (the copy a network read makes), goes through {@link MirrorLoop} (for
- * mirrorpid: the rewrite, the copy check, the placing), and is appended to a Kafka {@code
- * UnifiedLog} with {@code appendAsFollower}, which checks every batch's CRC and writes the
- * segment. {@code verbatim} does the same without the rewrite; {@code rewrite} is the landing
- * copy and mirrorpid's rewrite alone, {@code land} the landing copy alone, so that {@code rewrite
- * - land} is mirrorpid's share of the whole. The logs live on tmpfs ({@code /dev/shm}) where
- * there is one. Before each invocation the log is emptied (Kafka's
- * producer state with it), so the same fetch is never a copy; the mapper keeps its bindings,
- * the steady state of a running mirror.
+ * End-to-end mirror throughput, side by side in one run: a fetch of 1 MiB of batches arrives,
+ * goes through {@link MirrorLoop} (for mirrorpid: the rewrite, the copy check, the placing), and
+ * is appended to a Kafka {@code UnifiedLog} with {@code appendAsFollower}, which checks every
+ * batch's CRC and writes the segment. {@code verbatim} does the same without the rewrite;
+ * {@code rewrite} is the arrival and mirrorpid's rewrite alone, {@code land} the arrival alone,
+ * so that {@code rewrite - land} is mirrorpid's share of the whole.
+ *
+ * <p>How the fetch arrives ({@code from}): {@code landed}, batches built in this JVM are copied
+ * into the mirror's buffer (the copy a network read makes); {@code source}, a real Fetch request
+ * to a real broker ({@link LocalBroker} on loopback, {@link SourceFetcher}) reads them from its
+ * log, where a real idempotent producer wrote them with {@code batch.size} the batch size: from
+ * source fetch to destination append, as a mirror runs. The logs live on tmpfs ({@code
+ * /dev/shm}) where there is one. Before each invocation the log is emptied (Kafka's producer
+ * state with it), so the same fetch is never a copy; the mapper keeps its bindings, the steady
+ * state of a running mirror.
  *
  * <p>Results in {@code docs/PERFORMANCE.md}; {@code scripts/bench-jvm.sh mirror} runs it.
  */
@@ -70,8 +84,13 @@ public class MirrorBench {
     @Param({"land", "rewrite", "verbatim", "mirrorpid"})
     public String path;
 
+    /** landed (batches built here, copied in) or source (a real fetch from a real broker). */
+    @Param({"landed", "source"})
+    public String from;
+
     private static final int FETCH_BYTES = 1 << 20;
     private static final int RECORD_BYTES = 100;
+    private static final String TOPIC = "orders";
 
     private byte[] fetch;
     private ByteBuffer landed;
@@ -82,6 +101,9 @@ public class MirrorBench {
     private PidMapper mapper;
     private MirrorLoop loop;
     private int records;
+    private long pid;
+    private LocalBroker source;
+    private SourceFetcher fetcher;
 
     /** Records and bytes per operation, for records/s and MB/s. */
     @State(Scope.Thread)
@@ -94,27 +116,12 @@ public class MirrorBench {
     }
 
     @Setup(Level.Trial)
-    public void setup() throws IOException {
-        // One idempotent producer's batches, sequences in order, about FETCH_BYTES in all.
-        ByteBuffer all = ByteBuffer.allocate(FETCH_BYTES + batchBytes + 4096);
-        int perBatch = Math.max(1, (batchBytes - 61) / (RECORD_BYTES + 12));
-        long offset = 0;
-        int sequence = 0;
-        while (all.position() + batchBytes <= FETCH_BYTES || offset == 0) {
-            MemoryRecordsBuilder b = MemoryRecords.builder(ByteBuffer.allocate(batchBytes + 1024), RecordBatch.MAGIC_VALUE_V2,
-                    Compression.NONE, TimestampType.CREATE_TIME, offset, System.currentTimeMillis(), 7L, (short) 0,
-                    sequence, false, 0);
-            for (int i = 0; i < perBatch; i++) {
-                b.append(System.currentTimeMillis(), null, new byte[RECORD_BYTES]);
-            }
-            all.put(b.build().buffer());
-            offset += perBatch;
-            sequence += perBatch;
-            records += perBatch;
+    public void setup() throws Exception {
+        switch (from) {
+            case "landed" -> build();
+            case "source" -> produce();
+            default -> throw new IllegalArgumentException("from: landed or source, not " + from);
         }
-        all.flip();
-        fetch = new byte[all.remaining()];
-        all.get(fetch);
         landed = ByteBuffer.allocate(fetch.length);
 
         // On tmpfs where there is one: the disk's noise would drown the differences.
@@ -136,8 +143,76 @@ public class MirrorBench {
                     new StateLog(stateLog, 0, new File(dir, "snapshot").toPath()), mapper);
         }
         // Bind the producer once: the steady state.
-        mapper.map("east", 7L, System.currentTimeMillis());
+        mapper.map("east", pid, System.currentTimeMillis());
         mapper.confirm();
+    }
+
+    /** One idempotent producer's batches built here, sequences in order, about FETCH_BYTES in all. */
+    private void build() {
+        ByteBuffer all = ByteBuffer.allocate(FETCH_BYTES + batchBytes + 4096);
+        int perBatch = Math.max(1, (batchBytes - 61) / (RECORD_BYTES + 12));
+        long offset = 0;
+        int sequence = 0;
+        while (all.position() + batchBytes <= FETCH_BYTES || offset == 0) {
+            MemoryRecordsBuilder b = MemoryRecords.builder(ByteBuffer.allocate(batchBytes + 1024), RecordBatch.MAGIC_VALUE_V2,
+                    Compression.NONE, TimestampType.CREATE_TIME, offset, System.currentTimeMillis(), 7L, (short) 0,
+                    sequence, false, 0);
+            for (int i = 0; i < perBatch; i++) {
+                b.append(System.currentTimeMillis(), null, new byte[RECORD_BYTES]);
+            }
+            all.put(b.build().buffer());
+            offset += perBatch;
+            sequence += perBatch;
+            records += perBatch;
+        }
+        all.flip();
+        fetch = new byte[all.remaining()];
+        all.get(fetch);
+        pid = 7L;
+    }
+
+    /**
+     * A real broker, and a real idempotent producer writing about FETCH_BYTES of records to it in
+     * batches of {@code batchBytes}; what one fetch of FETCH_BYTES returns, whole batches only, is
+     * what every invocation fetches again.
+     */
+    private void produce() throws Exception {
+        source = LocalBroker.start("bench", Uuid.randomUuid().toString(), TOPIC);
+        Properties p = new Properties();
+        p.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, source.bootstrapServers());
+        p.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, "true");
+        p.put(ProducerConfig.ACKS_CONFIG, "all");
+        p.put(ProducerConfig.BATCH_SIZE_CONFIG, Integer.toString(Math.min(batchBytes, 1_000_000)));
+        p.put(ProducerConfig.LINGER_MS_CONFIG, "1000");
+        p.put(ProducerConfig.MAX_REQUEST_SIZE_CONFIG, Integer.toString(2 << 20));
+        try (KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(p, new ByteArraySerializer(), new ByteArraySerializer())) {
+            for (int i = 0; i < FETCH_BYTES / (RECORD_BYTES + 12); i++) {
+                producer.send(new ProducerRecord<>(TOPIC, 0, null, new byte[RECORD_BYTES]));
+            }
+            producer.flush();
+        }
+        fetcher = SourceFetcher.connect(source.bootstrapServers());
+        MemoryRecords first = fetchFromSource();
+        int bytes = 0;
+        for (RecordBatch batch : first.batches()) {
+            bytes += batch.sizeInBytes();
+            records += batch.countOrNull();
+            pid = batch.producerId();
+        }
+        fetch = new byte[bytes];
+        first.buffer().duplicate().get(fetch);
+    }
+
+    private MemoryRecords fetchFromSource() {
+        try {
+            return fetcher.fetchRetrying(new TopicPartition(TOPIC, 0), source.topicId(), 0, FETCH_BYTES,
+                    Duration.ofSeconds(30), Duration.ofMillis(50)).records();
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException(e);
+        }
     }
 
     @Setup(Level.Invocation)
@@ -153,12 +228,23 @@ public class MirrorBench {
         stateLog.close();
         scheduler.shutdown();
         KafkaLogs.delete(dir);
+        if (fetcher != null) {
+            fetcher.close();
+        }
+        if (source != null) {
+            source.close();
+        }
     }
 
     @Benchmark
     public long mirror(Moved moved) {
-        landed.put(fetch).flip();
-        MemoryRecords fetched = MemoryRecords.readableRecords(landed);
+        MemoryRecords fetched;
+        if (fetcher != null) {
+            fetched = fetchFromSource();
+        } else {
+            landed.put(fetch).flip();
+            fetched = MemoryRecords.readableRecords(landed);
+        }
         moved.records += records;
         moved.bytes += fetch.length;
         if (path.equals("land")) {

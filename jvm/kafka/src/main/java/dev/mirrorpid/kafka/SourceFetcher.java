@@ -1,5 +1,7 @@
 package dev.mirrorpid.kafka;
 
+import java.io.BufferedInputStream;
+import java.io.BufferedOutputStream;
 import java.io.DataInputStream;
 import java.io.DataOutputStream;
 import java.io.IOException;
@@ -55,10 +57,13 @@ public final class SourceFetcher implements AutoCloseable {
     /** Connects to the partition leader at {@code host:port}. */
     public SourceFetcher(String host, int port) throws IOException {
         this.socket = new Socket();
+        // As Kafka's own clients: no Nagle delay for a small request (with it, a request written
+        // in two parts waited for the broker's delayed ACK, about 40 ms a fetch).
+        socket.setTcpNoDelay(true);
         socket.connect(new InetSocketAddress(host, port), 10_000);
         socket.setSoTimeout(30_000);
-        this.in = new DataInputStream(socket.getInputStream());
-        this.out = new DataOutputStream(socket.getOutputStream());
+        this.in = new DataInputStream(new BufferedInputStream(socket.getInputStream(), 64 << 10));
+        this.out = new DataOutputStream(new BufferedOutputStream(socket.getOutputStream()));
     }
 
     /** Connects to the first broker of a bootstrap list such as {@code 127.0.0.1:9092,...}. */
