@@ -609,17 +609,9 @@ fn rewrite_in_place_equals_copying_rewrite() {
         assert_eq!(names, want.map(|s| s.map(String::from)), "plain {plain}");
         assert_eq!(copying.snapshot().unwrap(), in_place.snapshot().unwrap());
 
-        // An error: the array and the mapper are as they were.
-        let mut bad = fetch.clone();
-        bad[16] = 9;
-        let array = Uint8Array::from(&bad[..]);
-        let before = in_place.snapshot().unwrap();
-        let err = in_place
-            .rewrite_batches_in_place("A".into(), array.clone().into(), JsValue::from(4), None)
-            .unwrap_err();
-        assert!(message(err).starts_with("UnknownMagic"));
-        assert_eq!(array.to_vec(), bad);
-        assert_eq!(in_place.snapshot().unwrap(), before);
+        bad_magic_changes_nothing(&fetch, &mut in_place, |m, array| {
+            m.rewrite_batches_in_place("A".into(), array, JsValue::from(4), None)
+        });
 
         // Not a Uint8Array: a typed error, and the next call works.
         for wrong in [
@@ -700,17 +692,26 @@ fn large_fetch_rewrite_through_headers_equals_the_copy() {
         assert!(same(&get(&mine, "batches"), &get(&got, "batches")));
         assert_eq!(copying.snapshot().unwrap(), headers.snapshot().unwrap());
 
-        // An error: the input and the mapper are as they were.
-        let mut bad = fetch.clone();
-        bad[16] = 9;
-        let input = Uint8Array::from(&bad[..]);
-        let before = headers.snapshot().unwrap();
-        let err = headers
-            .rewrite_batches("A".into(), input.clone().into(), JsValue::from(4), None)
-            .unwrap_err();
-        assert!(message(err).starts_with("UnknownMagic"), "plain {plain}");
-        assert_eq!(input.to_vec(), bad);
-        assert_eq!(headers.snapshot().unwrap(), before);
+        bad_magic_changes_nothing(&fetch, &mut headers, |m, array| {
+            m.rewrite_batches("A".into(), array, JsValue::from(4), None)
+        });
     }
     mirrorpid::js::use_plain_results(false);
+}
+
+/// `fetch` with its first batch's magic byte made bad, through `call` on
+/// `m`: an `UnknownMagic` error, the array and the mapper as they were.
+fn bad_magic_changes_nothing(
+    fetch: &[u8],
+    m: &mut PidMapper,
+    call: impl FnOnce(&mut PidMapper, JsValue) -> Result<JsValue, wasm_bindgen::JsError>,
+) {
+    let mut bad = fetch.to_vec();
+    bad[16] = 9;
+    let array = Uint8Array::from(&bad[..]);
+    let before = m.snapshot().unwrap();
+    let err = call(m, array.clone().into()).unwrap_err();
+    assert!(message(err).starts_with("UnknownMagic"));
+    assert_eq!(array.to_vec(), bad);
+    assert_eq!(m.snapshot().unwrap(), before);
 }
