@@ -92,8 +92,11 @@ public class MirrorBench {
     private static final int RECORD_BYTES = 100;
     private static final String TOPIC = "orders";
 
+    /** The landed fetch's bytes and the buffer they land in (landed only). */
     private byte[] fetch;
     private ByteBuffer landed;
+    /** Bytes of whole batches a fetch moves. */
+    private int bytes;
     private File dir;
     private KafkaScheduler scheduler;
     private UnifiedLog log;
@@ -122,7 +125,6 @@ public class MirrorBench {
             case "source" -> produce();
             default -> throw new IllegalArgumentException("from: landed or source, not " + from);
         }
-        landed = ByteBuffer.allocate(fetch.length);
 
         // On tmpfs where there is one: the disk's noise would drown the differences.
         File shm = new File("/dev/shm");
@@ -168,6 +170,8 @@ public class MirrorBench {
         all.flip();
         fetch = new byte[all.remaining()];
         all.get(fetch);
+        landed = ByteBuffer.allocate(fetch.length);
+        bytes = fetch.length;
         pid = 7L;
     }
 
@@ -192,15 +196,11 @@ public class MirrorBench {
             producer.flush();
         }
         fetcher = SourceFetcher.connect(source.bootstrapServers());
-        MemoryRecords first = fetchFromSource();
-        int bytes = 0;
-        for (RecordBatch batch : first.batches()) {
+        for (RecordBatch batch : fetchFromSource().batches()) {
             bytes += batch.sizeInBytes();
             records += batch.countOrNull();
             pid = batch.producerId();
         }
-        fetch = new byte[bytes];
-        first.buffer().duplicate().get(fetch);
     }
 
     private MemoryRecords fetchFromSource() {
@@ -218,7 +218,9 @@ public class MirrorBench {
     @Setup(Level.Invocation)
     public void empty() throws IOException {
         log.truncateFullyAndStartAt(0, Optional.empty());
-        landed.clear();
+        if (landed != null) {
+            landed.clear();
+        }
     }
 
     @TearDown(Level.Trial)
@@ -246,7 +248,7 @@ public class MirrorBench {
             fetched = MemoryRecords.readableRecords(landed);
         }
         moved.records += records;
-        moved.bytes += fetch.length;
+        moved.bytes += bytes;
         if (path.equals("land")) {
             return fetched.sizeInBytes();
         }
