@@ -139,21 +139,13 @@ fn bench_scale(c: &mut Criterion) {
                 .encode()
             })
             .collect();
-        let mut out = mirrorpid::RewriteResult::default();
         g.bench_function(format!("rewrite 1000 batches, {n} bound"), |b| {
             b.iter_batched_ref(
                 || original.clone(),
                 |buf| {
-                    m.rewrite_into(
-                        "east-1",
-                        buf,
-                        3,
-                        mirrorpid::RewriteOptions::default(),
-                        &mut out,
-                        |_| Ok(()),
-                    )
-                    .unwrap();
-                    black_box(out.consumed)
+                    m.rewrite("east-1", buf, 3, mirrorpid::RewriteOptions::default())
+                        .unwrap()
+                        .consumed
                 },
                 BatchSize::SmallInput,
             )

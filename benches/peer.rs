@@ -10,7 +10,7 @@ use std::hint::black_box;
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use mirrorpid::peer::rewrite_naive;
-use mirrorpid::{Mapper, MapperConfig, RewriteOptions, RewriteResult};
+use mirrorpid::{Mapper, MapperConfig, RewriteOptions};
 
 #[path = "common/batches.rs"]
 mod batches;
@@ -34,28 +34,12 @@ fn side_by_side(c: &mut Criterion, group: &str, cases: Vec<(String, Vec<u8>, u64
         g.throughput(Throughput::Elements(batches));
         let mut m = bound(&original);
         let mut buf = original.clone();
-        let mut out = RewriteResult::default();
         let at = batches::offsets(&original);
+        // As the README calls it.
         g.bench_function(format!("mirrorpid {name}"), |b| {
             b.iter(|| {
                 // Only the header bytes a rewrite changes are put back: a
                 // full copy would cost more than the rewrite of a big batch.
-                batches::restore_headers(&mut buf, &original, &at);
-                m.rewrite_into(
-                    "A",
-                    black_box(&mut buf),
-                    1,
-                    RewriteOptions::default(),
-                    &mut out,
-                    |_| Ok(()),
-                )
-                .unwrap();
-                black_box(out.consumed)
-            })
-        });
-        // As the README's first example calls it: a new result a call.
-        g.bench_function(format!("mirrorpid rewrite {name}"), |b| {
-            b.iter(|| {
                 batches::restore_headers(&mut buf, &original, &at);
                 let r = m.rewrite("A", black_box(&mut buf), 1, RewriteOptions::default());
                 black_box(r.unwrap().consumed)

@@ -2,8 +2,9 @@
 # Builds every WASM artifact named in wasm-pack.toml: the wasm-bindgen
 # bundles (www/pkg for the playground, dist/node for Node) and the broker
 # module (dist/mirrorpid_broker.wasm), each optimized with binaryen's
-# wasm-opt -Oz, and checks the module's size budget; then the module's
-# release artifact (dist/release/: versioned name, SHA-256, manifest).
+# wasm-opt -Oz, and checks the module's size budget; the JVM library's
+# native runtime (dist/native/); then the module's release artifact
+# (dist/release/: versioned name, SHA-256, manifest).
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/setup.sh"
 enter_root
@@ -44,6 +45,12 @@ if [ "$size" -gt "$max" ]; then
   echo "error: $out is $size bytes, over the $max-byte budget (wasm-pack.toml)" >&2
   exit 1
 fi
+log "cargo build: the JVM library's native runtime (jvm/native: wasmtime behind JNI), $(uname -m)"
+cargo build --release -p mirrorpid-jni >&2
+native="dist/native/linux-$(uname -m)"
+mkdir -p "$native"
+# Without its symbols: the jar carries it.
+strip -o "$native/libmirrorpid_jni.so" target/release/libmirrorpid_jni.so
 release=$(manifest get broker.release)
 log "release artifact: $release (name with version and ABI, SHA-256, manifest)"
 node scripts/release-module.mjs "$out" "$release" >&2

@@ -58,7 +58,10 @@ const fn multmodp_bits(a: u32, mut b: u32) -> u32 {
 
 /// The byte tables of a reflected CRC-32C register, four bytes at a time:
 /// `ZERO4[k][b]` is byte `b` followed by `k` zero bytes, as `crc0`.
-static ZERO4: [[u32; 256]; 4] = {
+static ZERO4: [[u32; 256]; 4] = ZERO4_TABLES;
+
+/// [`ZERO4`]'s values, for the tables built from them at compile time.
+const ZERO4_TABLES: [[u32; 256]; 4] = {
     let mut t = [[0u32; 256]; 4];
     let mut b = 0;
     while b < 256 {
@@ -128,70 +131,81 @@ fn multmodp(a: u32, b: u32) -> u32 {
     ((r >> 32) as u32) ^ zero4(r as u32)
 }
 
-/// `x^(32 + 8·d)` for each low byte `d` of a byte count: one
-/// multiplication shifts a batch under 256 bytes, and takes the `x^32` of
-/// the changed bytes' `crc0` with it ([`crc0_8_over_x32`]).
-static SHIFT_LOW: [u32; 256] = {
-    let mut t = [0u32; 256];
-    t[0] = multmodp_bits(X8, multmodp_bits(X8, multmodp_bits(X8, X8))); // x^32
-    let mut d = 1;
-    while d < 256 {
-        t[d] = multmodp_bits(t[d - 1], X8);
+/// Bits of a byte count that [`SHIFT_LOW`] takes in one multiplication:
+/// a batch of up to 16 KiB (Kafka's default `batch.size`) is shifted by
+/// one multiplication.
+const LOW_BITS: u32 = 14;
+/// Bits that [`SHIFT_MID`] takes: up to 16 MiB in two multiplications.
+const MID_BITS: u32 = 10;
+
+/// `x^(32 + 8·d)` for each low part `d` ([`LOW_BITS`] bits) of a byte
+/// count; the `x^32` takes the changed bytes' `crc0` with it
+/// ([`crc0_8_over_x32`]).
+static SHIFT_LOW: [u32; 1 << LOW_BITS] = powers(X8, 1 << LOW_BITS, x32());
+
+/// `x^(8·d·2^LOW_BITS)` for each middle part `d` ([`MID_BITS`] bits).
+static SHIFT_MID: [u32; 1 << MID_BITS] = powers(x8_pow2(LOW_BITS), 1 << MID_BITS, 1 << 31);
+
+/// `x^(8·d·2^(LOW_BITS + MID_BITS))` for each top byte `d`.
+static SHIFT_TOP: [u32; 1 << (32 - LOW_BITS - MID_BITS)] = powers(
+    x8_pow2(LOW_BITS + MID_BITS),
+    1 << (32 - LOW_BITS - MID_BITS),
+    1 << 31,
+);
+
+/// `x^32`.
+const fn x32() -> u32 {
+    multmodp_bits(X8, multmodp_bits(X8, multmodp_bits(X8, X8)))
+}
+
+/// `x^(8·2^k)`, by squaring.
+const fn x8_pow2(k: u32) -> u32 {
+    let mut p = X8;
+    let mut i = 0;
+    while i < k {
+        p = multmodp_bits(p, p);
+        i += 1;
+    }
+    p
+}
+
+/// `first · step^d` for each `d` below `N` (a step of `x^8` is one byte
+/// through the register, by table).
+const fn powers<const N: usize>(step: u32, n: usize, first: u32) -> [u32; N] {
+    let mut t = [0u32; N];
+    let mut p = first;
+    let mut d = 0;
+    while d < n && d < N {
+        t[d] = p;
+        p = if step == X8 {
+            (p >> 8) ^ ZERO4_TABLES[0][(p & 255) as usize]
+        } else {
+            multmodp_bits(p, step)
+        };
         d += 1;
     }
     t
-};
+}
 
 /// `x^8` (bit 23 in the reflected representation): the step of the shift
 /// tables.
 const X8: u32 = 1 << 23;
 
-/// `x^(8·d·16^k·256)` for each higher hex digit `d` (the `k`-th above the
-/// low byte) of a byte count: one multiplication more per non-zero digit
-/// (one for a batch under 4 KiB, two under 64 KiB), in 384 bytes of table
-/// where base 256 throughout took 4 KiB.
-static SHIFT_HIGH: [[u32; 16]; 6] = {
-    let mut t = [[0u32; 16]; 6];
-    // x^(8·256), the first high digit's unit.
-    let mut base = 1 << 31;
-    let mut i = 0;
-    while i < 256 {
-        base = multmodp_bits(base, X8);
-        i += 1;
-    }
-    let mut k = 0;
-    while k < 6 {
-        t[k][0] = 1 << 31;
-        let mut d = 1;
-        while d < 16 {
-            t[k][d] = multmodp_bits(t[k][d - 1], base);
-            d += 1;
-        }
-        base = multmodp_bits(t[k][15], base);
-        k += 1;
-    }
-    t
-};
-
 /// `v · x^(32 + 8n) mod P`: appends `n` zero bytes to the `crc0` value
 /// `v · x^32` (what [`crc0_8_over_x32`] gives), with the multiply `mul`
-/// (by tables, or by the CPU's carry-less multiply: the same digits, so the
-/// same value).
+/// (by tables, or by the CPU's carry-less multiply: the same parts, so the
+/// same value): one multiplication for each part of `n` that is not 0
+/// but the low one, which always takes one.
 #[inline(always)]
-fn shift32(v: u32, n: u64, mul: impl Fn(u32, u32) -> u32) -> u32 {
-    let n = u32::try_from(n).expect("a batch is under 2^31 bytes");
-    let mut v = mul(SHIFT_LOW[(n & 255) as usize], v);
-    // Only as many hex digits as the count has: none under 256 bytes.
-    let mut high = n >> 8;
-    for table in &SHIFT_HIGH {
-        if high == 0 {
-            break;
-        }
-        let d = (high & 15) as usize;
-        if d != 0 {
-            v = mul(table[d], v);
-        }
-        high >>= 4;
+fn shift32(v: u32, n: u32, mul: impl Fn(u32, u32) -> u32) -> u32 {
+    let mut v = mul(SHIFT_LOW[(n & ((1 << LOW_BITS) - 1)) as usize], v);
+    let mid = (n >> LOW_BITS) & ((1 << MID_BITS) - 1);
+    if mid != 0 {
+        v = mul(SHIFT_MID[mid as usize], v);
+    }
+    let top = n >> (LOW_BITS + MID_BITS);
+    if top != 0 {
+        v = mul(SHIFT_TOP[top as usize], v);
     }
     v
 }
@@ -205,19 +219,10 @@ fn crc0_8_over_x32(word: u64, zero4: impl Fn(u32) -> u32) -> u32 {
     zero4(word as u32) ^ (word >> 32) as u32
 }
 
-/// [`patch_delta`] of a non-zero `delta` with the table primitives: what
-/// WebAssembly runs, and any CPU without the instructions of
-/// [`hardware`].
-#[inline]
-fn delta_by_tables(delta: u64, bytes_after: u64) -> u32 {
-    shift32(crc0_8_over_x32(delta, zero4), bytes_after, multmodp)
-}
-
 /// The patch's two primitives by x86-64 instructions: `zero4` is one
 /// `CRC32` (SSE 4.2: the register through four zero bytes) and the
-/// carry-less product one `PCLMULQDQ`. Natively this took the patch from
-/// about a fifth of a 256-byte rewrite to a few instructions; the broker
-/// module, built for WebAssembly, never sees it and keeps the tables.
+/// carry-less product one `PCLMULQDQ`. The broker module, built for
+/// WebAssembly, has neither and keeps the tables.
 #[cfg(target_arch = "x86_64")]
 mod hardware {
     use std::arch::x86_64::{
@@ -244,12 +249,70 @@ mod hardware {
         ((r >> 32) as u32) ^ zero4(r as u32)
     }
 
-    /// [`super::delta_by_tables`] by instructions: the same digits and
-    /// tables of powers, so the same value.
+    /// [`super::Patch::new`] by instructions.
+    #[target_feature(enable = "sse4.2")]
+    pub(super) fn base(delta: u64) -> u32 {
+        super::crc0_8_over_x32(delta, |c| zero4(c))
+    }
+
+    /// [`super::Patch::after`] by instructions: the same digits and tables
+    /// of powers, so the same value.
     #[target_feature(enable = "pclmulqdq,sse4.2")]
-    pub(super) fn delta(delta: u64, bytes_after: u64) -> u32 {
-        let v = super::crc0_8_over_x32(delta, |c| zero4(c));
+    pub(super) fn shift(v: u32, bytes_after: u32) -> u32 {
         super::shift32(v, bytes_after, |a, b| multmodp(a, b))
+    }
+}
+
+/// Whether this CPU runs the patch by instructions ([`hardware`]).
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+fn by_instructions() -> bool {
+    hardware::available()
+}
+
+/// The change of 8 bytes of a message, ready to patch its CRC wherever
+/// they stand: what depends on the bytes is computed once here, and each
+/// [`Patch::after`] only shifts it by the bytes after them. A run of one
+/// producer's batches changes the same 8 bytes the same way in every
+/// batch, so it computes this once for the run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Patch {
+    /// `crc0` of the XOR of old and new, over `x^32` ([`crc0_8_over_x32`]).
+    base: u32,
+}
+
+impl Patch {
+    /// The patch of `old` becoming `new` (8 bytes read in their order).
+    #[inline]
+    pub fn new(old: [u8; 8], new: [u8; 8]) -> Patch {
+        let delta = u64::from_le_bytes(old) ^ u64::from_le_bytes(new);
+        #[cfg(target_arch = "x86_64")]
+        if by_instructions() {
+            // SAFETY: the CPU has the instruction `hardware::base` is
+            // compiled for; `by_instructions` asked it.
+            return Patch {
+                base: unsafe { hardware::base(delta) },
+            };
+        }
+        Patch {
+            base: crc0_8_over_x32(delta, zero4),
+        }
+    }
+
+    /// What the CRC of the message changes by (XORed into it) when the
+    /// bytes stand with `bytes_after` more bytes after them: 0 when old
+    /// and new are equal.
+    #[inline]
+    pub fn after(self, bytes_after: u32) -> u32 {
+        if self.base == 0 {
+            return 0;
+        }
+        #[cfg(target_arch = "x86_64")]
+        if by_instructions() {
+            // SAFETY: as in `Patch::new`, for both instructions.
+            return unsafe { hardware::shift(self.base, bytes_after) };
+        }
+        shift32(self.base, bytes_after, multmodp)
     }
 }
 
@@ -257,7 +320,7 @@ mod hardware {
 /// followed by `bytes_after` more bytes, given the message's CRC `crc`.
 ///
 /// Valid for any CRC-32C message, whatever bytes precede the patch.
-pub fn patch(crc: u32, old: &[u8; 8], new: &[u8; 8], bytes_after: u64) -> u32 {
+pub fn patch(crc: u32, old: &[u8; 8], new: &[u8; 8], bytes_after: u32) -> u32 {
     crc ^ patch_delta(old, new, bytes_after)
 }
 
@@ -265,19 +328,8 @@ pub fn patch(crc: u32, old: &[u8; 8], new: &[u8; 8], bytes_after: u64) -> u32 {
 /// `new` with `bytes_after` bytes after them (0 when they are equal). An
 /// XOR commutes with byte order, so a CRC stored big-endian is patched by
 /// XORing this one's big-endian bytes into its bytes, never decoding it.
-pub fn patch_delta(old: &[u8; 8], new: &[u8; 8], bytes_after: u64) -> u32 {
-    // One word, not eight bytes: the delta in the order of the bytes.
-    let delta = u64::from_le_bytes(*old) ^ u64::from_le_bytes(*new);
-    if delta == 0 {
-        return 0;
-    }
-    #[cfg(target_arch = "x86_64")]
-    if hardware::available() {
-        // SAFETY: the CPU has both instructions `hardware::delta` is
-        // compiled for; `available` asked it just now.
-        return unsafe { hardware::delta(delta, bytes_after) };
-    }
-    delta_by_tables(delta, bytes_after)
+pub fn patch_delta(old: &[u8; 8], new: &[u8; 8], bytes_after: u32) -> u32 {
+    Patch::new(*old, *new).after(bytes_after)
 }
 
 #[cfg(test)]
@@ -339,7 +391,7 @@ mod tests {
         for n in counts.into_iter().chain([(1 << 21) - 1]) {
             let mut long = msg.to_vec();
             long.resize(8 + n as usize, 0);
-            assert_eq!(shift32(w, n, multmodp), crc0(&long), "n = {n}");
+            assert_eq!(shift32(w, n as u32, multmodp), crc0(&long), "n = {n}");
         }
         // Counts too large to build: against x^(32 + 8n) by squaring, with
         // the bitwise multiply.
@@ -354,9 +406,17 @@ mod tests {
             }
             r
         };
-        for n in [0u64, 300, 70_000, 123_456_789, (1 << 31) - 1, 0x7654_3210] {
+        for n in [
+            0u64,
+            300,
+            70_000,
+            123_456_789,
+            (1 << 31) - 1,
+            0x7654_3210,
+            u32::MAX.into(),
+        ] {
             let want = multmodp_bits(multmodp_bits(w, pow_x8(4)), pow_x8(n));
-            assert_eq!(shift32(w, n, multmodp), want, "n = {n}");
+            assert_eq!(shift32(w, n as u32, multmodp), want, "n = {n}");
         }
     }
 
@@ -378,7 +438,12 @@ mod tests {
             unsafe {
                 assert_eq!(hardware::zero4(a), zero4(a), "{a:#x}");
                 assert_eq!(hardware::multmodp(a, b), multmodp(a, b), "{a:#x} {b:#x}");
-                assert_eq!(hardware::delta(x, n), delta_by_tables(x, n), "{x:#x} {n}");
+                let by_tables = shift32(crc0_8_over_x32(x, zero4), n as u32, multmodp);
+                assert_eq!(
+                    hardware::shift(hardware::base(x), n as u32),
+                    by_tables,
+                    "{x:#x} {n}"
+                );
             }
         }
     }
@@ -393,7 +458,7 @@ mod tests {
                 .wrapping_mul(0x0123_4567_89ab_cdef)
                 .to_be_bytes();
             msg[at..at + 8].copy_from_slice(&new);
-            let after = (msg.len() - at - 8) as u64;
+            let after = (msg.len() - at - 8) as u32;
             assert_eq!(patch(before, &old, &new, after), crc32c(&msg), "at {at}");
             assert_eq!(
                 patch_delta(&old, &new, after),

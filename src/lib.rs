@@ -79,10 +79,10 @@ pub struct ReadmeExample;
 
 pub use error::{Code, Error, Result};
 pub use mapper::{
-    seed_hashing, BindingView, Collision, Durability, LoadOutcome, MapOutcome, Mapper,
+    seed_hashing, BindingView, Call, Collision, Durability, LoadOutcome, MapOutcome, Mapper,
     MapperConfig, Origins, SourceCluster,
 };
 pub use pid::{decode_pid, map_pid, PidInfo, PidSpace};
 pub use record::{StateKey, StateRecord, StateValue};
-pub use rewrite::{BatchOutcome, RewriteOptions, RewriteResult};
+pub use rewrite::{BatchOutcome, Rewrite, RewriteOptions, RewriteResult};
 pub use topic::TopicId;

@@ -17,7 +17,7 @@
 
 use crate::error::{Error, Quoted, Result};
 use crate::mapper::table::PERSISTED_FLAGS;
-use crate::mapper::{Binding, Durability, Mapper, MapperConfig, Table};
+use crate::mapper::{Binding, Durability, Mapper, MapperConfig, Table, Wire};
 use crate::pid::{self, MAX_PROBES};
 use crate::topic::TopicId;
 use crate::wire::{self, Reader};
@@ -131,8 +131,8 @@ impl Mapper {
         for b in bindings {
             let cluster = renumber.get(b.cluster as usize).copied();
             wire::put_u32(&mut out, cluster.unwrap_or(u32::MAX));
-            wire::put_i64(&mut out, b.pid);
-            wire::put_i64(&mut out, b.mapped);
+            wire::put_i64(&mut out, b.pid.value());
+            wire::put_i64(&mut out, b.mapped.value());
             out.push(b.salt);
             out.push(b.flags & PERSISTED_FLAGS);
             wire::put_i64(&mut out, b.last_seen);
@@ -306,8 +306,8 @@ fn decode_bindings(r: &mut Reader<'_>, restored: &mut Mapper, n: usize) -> Resul
     for _ in 0..n {
         let b = Binding {
             cluster: r.u32("binding cluster")?,
-            pid: r.i64("binding pid")?,
-            mapped: r.i64("binding mapped")?,
+            pid: Wire::of(r.i64("binding pid")?),
+            mapped: Wire::of(r.i64("binding mapped")?),
             salt: r.u8("binding salt")?,
             flags: r.u8("binding flags")?,
             last_seen: r.i64("binding lastSeen")?,
@@ -321,6 +321,7 @@ fn decode_bindings(r: &mut Reader<'_>, restored: &mut Mapper, n: usize) -> Resul
 impl Mapper {
     /// Checks that `b` is a binding this mapper could have made.
     fn check_restored(&self, b: &Binding) -> Result<()> {
+        let (pid, mapped) = (b.pid.value(), b.mapped.value());
         let name = self
             .table
             .clusters()
@@ -329,35 +330,35 @@ impl Mapper {
         if b.salt >= MAX_PROBES || b.flags & !PERSISTED_FLAGS != 0 {
             return Err(corrupt(text!(
                 "binding of PID {} has salt {} / flags {:#x}",
-                b.pid,
+                pid,
                 b.salt,
                 b.flags
             )));
         }
-        let split = match pid::split(name, b.pid) {
+        let split = match pid::split(name, pid) {
             Ok(Some(split)) => split,
-            _ => return Err(corrupt(text!("binding of unmappable PID {}", b.pid))),
+            _ => return Err(corrupt(text!("binding of unmappable PID {}", pid))),
         };
-        if pid::f_split(split, u64::from(b.salt)) != b.mapped {
+        if pid::f_split(split, u64::from(b.salt)) != mapped {
             return Err(corrupt(text!(
                 "binding {}/{} -> {} is not F v1 at salt {}",
                 Quoted(name),
-                b.pid,
-                b.mapped,
+                pid,
+                mapped,
                 b.salt
             )));
         }
-        if self.lookup(name, b.pid).is_some() {
+        if self.lookup(name, pid).is_some() {
             return Err(corrupt(text!(
                 "identity {}/{} bound twice",
                 Quoted(name),
-                b.pid
+                pid
             )));
         }
-        if self.slot_taken(Some(b.cluster), b.pid, b.salt, b.mapped) {
+        if self.slot_taken(Some(b.cluster), pid, b.salt, mapped) {
             return Err(corrupt(text!(
                 "mapped PID {} is shared by different producers",
-                b.mapped
+                mapped
             )));
         }
         Ok(())

@@ -59,7 +59,15 @@ fn a_flood_of_new_pids_stops_at_max_bindings_and_the_bound_keep_working() {
     // The victim's bound producers are served as before.
     let mut buf = fetch(0..10);
     let r = m
-        .rewrite("victim", &mut buf, 500, RewriteOptions::default())
+        .rewrite(
+            "victim",
+            &mut buf,
+            500,
+            RewriteOptions {
+                outcomes: true,
+                ..RewriteOptions::default()
+            },
+        )
         .unwrap();
     let got: Vec<i64> = r.batches.iter().map(|b| b.mapped_pid).collect();
     assert_eq!(got, victim);

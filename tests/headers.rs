@@ -84,6 +84,13 @@ fn encode(part: &Part) -> Vec<u8> {
     }
 }
 
+/// Options that describe every batch, so that outcomes are compared too.
+const DESCRIBED: RewriteOptions = RewriteOptions {
+    strict_crc: false,
+    complete: false,
+    outcomes: true,
+};
+
 /// The outcome of one rewrite, comparable across the two paths.
 type Outcome = Result<(usize, Vec<u8>, RewriteResult), Error>;
 
@@ -94,8 +101,7 @@ fn by_buffer(m: &mut Mapper, fetch: &[u8], options: RewriteOptions) -> Outcome {
 /// [`by_buffer`] at host time `now`.
 fn by_buffer_at(m: &mut Mapper, fetch: &[u8], options: RewriteOptions, now: i64) -> Outcome {
     let mut bytes = fetch.to_vec();
-    let mut out = RewriteResult::default();
-    m.rewrite_into("east", &mut bytes, now, options, &mut out, |_| Ok(()))?;
+    let out = m.rewrite("east", &mut bytes, now, options)?;
     Ok((out.consumed, bytes, out))
 }
 
@@ -115,12 +121,13 @@ fn by_headers_at(
     let offsets = gather(fetch, max_slots, &mut slots);
     let before = slots.clone();
     let mut view = HeaderView::new(&mut slots, fetch.len()).unwrap();
-    let mut out = RewriteResult::default();
-    let result = m.rewrite_headers_into("east", &mut view, now, options, &mut out, |_| Ok(()));
-    if let Err(e) = result {
-        assert_eq!(slots, before, "a failed header rewrite changed its slots");
-        return Err(e);
-    }
+    let out = match m.rewrite_headers("east", &mut view, now, options) {
+        Ok(out) => out,
+        Err(e) => {
+            assert_eq!(slots, before, "a failed header rewrite changed its slots");
+            return Err(e);
+        }
+    };
     let mut bytes = fetch.to_vec();
     write_back(&slots, &offsets, &mut bytes);
     Ok((out.consumed, bytes, out))
@@ -214,13 +221,13 @@ proptest! {
             let options = RewriteOptions {
                 strict_crc: false,
                 complete,
-                ..RewriteOptions::default()
+                outcomes: true,
             };
             let prefix = gathered_prefix(&fetch, max_slots);
             let whole = by_buffer(&mut a, &fetch[..prefix], options);
             let headers = by_headers(&mut b, &fetch, max_slots, options);
             // The broker module's rewrites: the same, but no outcomes.
-            let lean_options = RewriteOptions { skip_outcomes: true, ..options };
+            let lean_options = RewriteOptions { outcomes: false, ..options };
             let lean = by_headers(&mut c, &fetch, max_slots, lean_options);
             let lean_whole = by_buffer(&mut d, &fetch[..prefix], lean_options);
             match (&lean_whole, &whole) {
@@ -297,16 +304,8 @@ fn slots_changed_hold_the_new_pid_and_crc_and_nothing_else_moves() {
     let before = slots.clone();
     let mut m = mapper();
     let mut view = HeaderView::new(&mut slots, fetch.len()).unwrap();
-    let mut out = RewriteResult::default();
-    m.rewrite_headers_into(
-        "east",
-        &mut view,
-        0,
-        RewriteOptions::default(),
-        &mut out,
-        |_| Ok(()),
-    )
-    .unwrap();
+    m.rewrite_headers("east", &mut view, 0, RewriteOptions::default())
+        .unwrap();
     let changed = |s: &[u8], i: usize| {
         s[i * SLOT_BYTES + SLOT_CHANGED_OFFSET..i * SLOT_BYTES + SLOT_CHANGED_OFFSET + 4].to_vec()
     };
@@ -343,11 +342,8 @@ fn strict_crc_and_inconsistent_slots_are_refused_with_nothing_changed() {
         complete: false,
         ..RewriteOptions::default()
     };
-    let mut out = RewriteResult::default();
     let mut view = HeaderView::new(&mut slots, fetch.len()).unwrap();
-    let e = m
-        .rewrite_headers_into("east", &mut view, 0, strict, &mut out, |_| Ok(()))
-        .unwrap_err();
+    let e = m.rewrite_headers("east", &mut view, 0, strict).unwrap_err();
     assert!(e.to_string().contains("strict CRC"), "{e}");
     // A slot claiming a window length the fetch cannot have.
     let mut lying = slots.clone();
@@ -355,14 +351,7 @@ fn strict_crc_and_inconsistent_slots_are_refused_with_nothing_changed() {
     let copy = lying.clone();
     let mut view = HeaderView::new(&mut lying, fetch.len()).unwrap();
     let e = m
-        .rewrite_headers_into(
-            "east",
-            &mut view,
-            0,
-            RewriteOptions::default(),
-            &mut out,
-            |_| Ok(()),
-        )
+        .rewrite_headers("east", &mut view, 0, RewriteOptions::default())
         .unwrap_err();
     assert!(e.to_string().contains("header slot 0"), "{e}");
     assert_eq!(lying, copy);
@@ -406,8 +395,8 @@ fn a_control_batch_with_longest_varints_reads_the_same_marker_from_its_window() 
     let length = (fetch.len() - 12) as i32;
     fetch[8..12].copy_from_slice(&length.to_be_bytes());
     let (mut a, mut b) = (mapper(), mapper());
-    let whole = by_buffer(&mut a, &fetch, RewriteOptions::default());
-    let headers = by_headers(&mut b, &fetch, 4, RewriteOptions::default());
+    let whole = by_buffer(&mut a, &fetch, DESCRIBED);
+    let headers = by_headers(&mut b, &fetch, 4, DESCRIBED);
     let (whole, headers) = (whole.unwrap(), headers.unwrap());
     assert_eq!(whole.2.batches[0].control, Some(ControlType::Commit));
     assert_eq!(whole.2, headers.2);
@@ -443,17 +432,16 @@ fn a_rewrite_without_outcomes_writes_what_one_with_them_writes() {
     .iter()
     .flat_map(encode)
     .collect();
-    let lean = RewriteOptions {
-        skip_outcomes: true,
+    let lean = RewriteOptions::default();
+    let described = RewriteOptions {
+        outcomes: true,
         ..RewriteOptions::default()
     };
     let (mut a, mut b) = (mapper(), mapper());
     for round in 0..2 {
         let (mut x, mut y) = (fetch.clone(), fetch.clone());
         let without = a.rewrite("east", &mut x, 1_000, lean).unwrap();
-        let with = b
-            .rewrite("east", &mut y, 1_000, RewriteOptions::default())
-            .unwrap();
+        let with = b.rewrite("east", &mut y, 1_000, described).unwrap();
         assert!(without.batches.is_empty(), "round {round}");
         assert!(with.batches.len() >= 4, "round {round}");
         assert_ne!(x, fetch, "round {round}: the batches were rewritten");
@@ -513,7 +501,7 @@ proptest! {
         ),
     ) {
         let (mut whole, mut headers, mut each) = (mapper(), mapper(), mapper());
-        let options = RewriteOptions::default();
+        let options = DESCRIBED;
         for (parts, confirm, later) in fetches {
             let now = 1_000 + later * 3_600_000;
             let entries: Vec<Vec<u8>> = parts.iter().map(encode).collect();

@@ -173,8 +173,8 @@ proptest! {
                     let src = &srcs[*source];
                     let mut a = batch(*pid, *transactional, None);
                     let mut b = a.clone();
-                    let ra = full.rewrite(src, &mut a, now, RewriteOptions::default()).unwrap();
-                    let rb = lean.rewrite(src, &mut b, now, RewriteOptions::default()).unwrap();
+                    let ra = full.rewrite(src, &mut a, now, RewriteOptions { outcomes: true, ..RewriteOptions::default() }).unwrap();
+                    let rb = lean.rewrite(src, &mut b, now, RewriteOptions { outcomes: true, ..RewriteOptions::default() }).unwrap();
                     // The two durability modes agree on every mapping.
                     prop_assert_eq!(&a, &b);
                     let mapped = ra.batches[0].mapped_pid;
@@ -191,8 +191,8 @@ proptest! {
                     let src = &srcs[*source];
                     let mut a = batch(*pid, true, Some(*commit));
                     let mut b = a.clone();
-                    let ra = full.rewrite(src, &mut a, now, RewriteOptions::default()).unwrap();
-                    lean.rewrite(src, &mut b, now, RewriteOptions::default()).unwrap();
+                    let ra = full.rewrite(src, &mut a, now, RewriteOptions { outcomes: true, ..RewriteOptions::default() }).unwrap();
+                    lean.rewrite(src, &mut b, now, RewriteOptions { outcomes: true, ..RewriteOptions::default() }).unwrap();
                     prop_assert_eq!(&a, &b);
                     let mapped = ra.batches[0].mapped_pid;
                     if let Some(prev) = model.insert((src.clone(), *pid), mapped) {

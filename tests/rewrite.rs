@@ -92,7 +92,7 @@ fn kafka_protocol_batches_every_compression() {
                     RewriteOptions {
                         strict_crc: true,
                         complete: true,
-                        ..RewriteOptions::default()
+                        outcomes: true,
                     },
                 )
                 .unwrap();
@@ -141,7 +141,7 @@ fn control_batches_close_transactions_and_decode() {
                 RewriteOptions {
                     strict_crc: true,
                     complete: true,
-                    ..RewriteOptions::default()
+                    outcomes: true,
                 },
             )
             .unwrap();
@@ -253,7 +253,15 @@ fn mixed_buffer_with_truncated_tail() {
     let original = input.clone();
     let mut m = mapper();
     let out = m
-        .rewrite("C", &mut input, 5, RewriteOptions::default())
+        .rewrite(
+            "C",
+            &mut input,
+            5,
+            RewriteOptions {
+                outcomes: true,
+                ..RewriteOptions::default()
+            },
+        )
         .unwrap();
     assert_eq!(out.consumed, complete_len, "truncated tail is not consumed");
     assert_eq!(out.legacy_entries, 2);

@@ -28,12 +28,14 @@
 
 #![deny(missing_docs)]
 
+mod blocks;
+mod output;
 mod reserve;
 mod state;
 
+use output::{encode_records, headroom, output_info_ptr, publish};
 use state::{
-    address, bad_handle, call, call_allocating, count, encode_records, fail, headroom,
-    output_info_ptr, peek, publish, size, Failure, Slot,
+    address, bad_handle, call, call_allocating, count, fail, peek, size, Args, Failure, Slot, State,
 };
 
 #[global_allocator]
@@ -41,7 +43,6 @@ static ALLOCATOR: reserve::WithReserve = reserve::WithReserve;
 
 use mirrorpid::abi::{self, ABI_VERSION, FLAG_COMPLETE, FLAG_STRICT_CRC};
 use mirrorpid::batch::{HeaderView, SLOT_BYTES};
-use mirrorpid::rewrite::Fetch;
 use mirrorpid::{Code, Mapper, MapperConfig, RewriteOptions, StateRecord};
 
 /// The ABI version ([`ABI_VERSION`]).
@@ -89,12 +90,13 @@ pub extern "C" fn mp_alloc(len: i32) -> i32 {
 #[no_mangle]
 pub extern "C" fn mp_free(ptr: i32) -> i32 {
     call(|s| {
-        s.allocs.remove(address(ptr)).map(|_| 0).ok_or_else(|| {
-            fail(
-                Code::BadPointer,
-                format_args!("{} is not a live block from mp_alloc", address(ptr)),
-            )
-        })
+        if s.allocs.remove(address(ptr)) {
+            return Ok(0);
+        }
+        Err(fail(
+            Code::BadPointer,
+            format_args!("{} is not a live block from mp_alloc", address(ptr)),
+        ))
     })
 }
 
@@ -103,7 +105,7 @@ pub extern "C" fn mp_free(ptr: i32) -> i32 {
 #[no_mangle]
 pub extern "C" fn mp_mapper_new(config_ptr: i32, config_len: i32) -> i32 {
     call_allocating(|s| {
-        let text = s.text(address(config_ptr), size(config_len, "length")?, "config")?;
+        let text = s.text(config_ptr, config_len, "config")?;
         let mapper = Mapper::new(MapperConfig::from_json(&text)?)?;
         s.add(mapper)
     })
@@ -135,14 +137,8 @@ pub extern "C" fn mp_rewrite(
     now_ms: i64,
     flags: i32,
 ) -> i32 {
-    rewrite(
-        handle,
-        (src_ptr, src_len),
-        (buf_ptr, buf_len),
-        None,
-        now_ms,
-        flags,
-    )
+    let buf = (buf_ptr, buf_len);
+    call_allocating(|s| rewrite(s, handle, (src_ptr, src_len), buf, None, now_ms, flags))
 }
 
 /// [`mp_rewrite`] on a fetch of `fetch_len` bytes that stays in the host's
@@ -166,66 +162,86 @@ pub extern "C" fn mp_rewrite_headers(
 ) -> i32 {
     // Too many slots for an i32 of bytes: `size` reports a negative length
     // (as it does for a negative count).
-    let slots_len = slot_count.checked_mul(SLOT_BYTES as i32).unwrap_or(-1);
-    let fetch = (slots_ptr, slots_len);
-    rewrite(
-        handle,
-        (src_ptr, src_len),
-        fetch,
-        Some(fetch_len),
-        now_ms,
-        flags,
-    )
+    // Too many slots for an i32 of bytes: a negative length, refused as a
+    // negative count is.
+    let slots_len = if slot_count > i32::MAX / SLOT_BYTES as i32 {
+        -1
+    } else {
+        slot_count.wrapping_mul(SLOT_BYTES as i32)
+    };
+    let slots = (slots_ptr, slots_len);
+    let fetch_len = Some(fetch_len);
+    call_allocating(|s| {
+        rewrite(
+            s,
+            handle,
+            (src_ptr, src_len),
+            slots,
+            fetch_len,
+            now_ms,
+            flags,
+        )
+    })
 }
 
 /// Both rewrites: `block` is the fetch's bytes, or (with `fetch_len`) its
-/// header slots.
+/// header slots. The output is written before the rewrite commits, so that
+/// running out of memory for it changes nothing.
+#[inline(always)]
 fn rewrite(
+    s: &mut State,
     handle: i32,
     src: (i32, i32),
     block: (i32, i32),
     fetch_len: Option<i32>,
     now_ms: i64,
     flags: i32,
-) -> i32 {
-    call_allocating(|s| {
+) -> Result<i32, Failure> {
+    {
         if flags & !(FLAG_STRICT_CRC | FLAG_COMPLETE) != 0 {
-            return Err(fail(Code::BadArgument, format_args!("flags {flags:#x}")));
+            return Err(bad_flags(flags));
         }
         let options = RewriteOptions {
             strict_crc: flags & FLAG_STRICT_CRC != 0,
             complete: flags & FLAG_COMPLETE != 0,
             // The ABI reports no batch outcome.
-            skip_outcomes: true,
+            outcomes: false,
         };
         let fetch_len = match fetch_len {
             Some(n) => Some(size(n, "fetch length")?),
             None => None,
         };
-        s.with_fetch(handle, src, block, &mut |source, slot, buf| {
-            // Each batch (header slot) can make a binding and a record
-            // (about 300 bytes and three copies of the source's ID); a
-            // batch takes 61 bytes or more, a slot SLOT_BYTES.
+        let Args { source, slot, buf } = s.args(handle, src, block)?;
+        // Each batch (header slot) can make a binding and a record (about
+        // 300 bytes and three copies of the source's ID); a batch takes 61
+        // bytes or more, a slot SLOT_BYTES. A small fetch from a source of
+        // a usual name needs no look.
+        if buf.len() > 4096 || source.len() > 1024 {
             let per = if fetch_len.is_some() { SLOT_BYTES } else { 61 };
             headroom((buf.len() / per + 1).saturating_mul(320 + 3 * source.len()))?;
-            let mut view;
-            let fetch = match fetch_len {
-                Some(n) => {
-                    view = HeaderView::new(buf, n)?;
-                    Fetch::Headers(&mut view)
-                }
-                None => Fetch::Bytes(buf),
-            };
-            let output = &mut slot.output;
-            let result = &mut slot.result;
-            slot.mapper
-                .rewrite_fetch_into(source, fetch, now_ms, options, result, |r| {
-                    encode_records(&r.records, output)
-                })?;
-            slot.snapshot_required = result.snapshot_required;
-            count(result.consumed)
-        })
-    })
+        }
+        let call = slot.mapper.begin(now_ms);
+        let mut view;
+        let rewrite = match fetch_len {
+            Some(n) => {
+                view = HeaderView::new(buf, n)?;
+                call.rewrite_headers(source, &mut view, options)?
+            }
+            None => call.rewrite(source, buf, options)?,
+        };
+        encode_records(rewrite.records(), &mut slot.output)?;
+        slot.snapshot_required = rewrite.snapshot_required();
+        let consumed = count(rewrite.consumed())?;
+        rewrite.finish();
+        publish(slot);
+        Ok(consumed)
+    }
+}
+
+/// The failure of unknown flag bits.
+#[inline(never)]
+fn bad_flags(flags: i32) -> Failure {
+    fail(Code::BadArgument, format_args!("flags {flags:#x}"))
 }
 
 /// Maps one PID from source cluster [src_ptr, +src_len) at `now_ms`, as a
@@ -237,26 +253,23 @@ fn rewrite(
 #[no_mangle]
 pub extern "C" fn mp_map(handle: i32, src_ptr: i32, src_len: i32, pid: i64, now_ms: i64) -> i32 {
     call_allocating(|s| {
-        s.with_fetch(
-            handle,
-            (src_ptr, src_len),
-            (0, 0),
-            &mut |source, slot, _| {
-                let outcome = slot.mapper.map(source, pid, now_ms)?;
-                let records: &[StateRecord] = match &outcome.record {
-                    Some(r) => std::slice::from_ref(r),
-                    None => &[],
-                };
-                // The record list, then the mapped PID.
-                encode_records(records, &mut slot.output)?;
-                slot.output
-                    .try_reserve_exact(8)
-                    .map_err(|_| fail(Code::OutOfMemory, "the output buffer"))?;
-                slot.output.extend_from_slice(&outcome.mapped.to_be_bytes());
-                slot.snapshot_required = outcome.snapshot_required;
-                Ok(outcome.salt.map_or(abi::MAP_NOT_A_PRODUCER, i32::from))
-            },
-        )
+        let Args { source, slot, .. } = s.args(handle, (src_ptr, src_len), (0, 0))?;
+        let mut call = slot.mapper.begin(now_ms);
+        let outcome = call.map(source, pid)?;
+        let records: &[StateRecord] = match &outcome.record {
+            Some(r) => std::slice::from_ref(r),
+            None => &[],
+        };
+        // The record list, then the mapped PID.
+        encode_records(records, &mut slot.output)?;
+        slot.output
+            .try_reserve_exact(8)
+            .map_err(|_| fail(Code::OutOfMemory, "the output buffer"))?;
+        slot.output.extend_from_slice(&outcome.mapped.to_be_bytes());
+        call.commit();
+        slot.snapshot_required = outcome.snapshot_required;
+        publish(slot);
+        Ok(outcome.salt.map_or(abi::MAP_NOT_A_PRODUCER, i32::from))
     })
 }
 
@@ -302,10 +315,10 @@ pub extern "C" fn mp_load_record(
 ) -> i32 {
     call_allocating(|s| {
         s.slot(handle)?;
-        let key = s.bytes(address(key_ptr), size(key_len, "length")?)?;
+        let key = s.bytes(key_ptr, key_len)?;
         let value = match value_len {
             -1 => None,
-            n => Some(s.bytes(address(value_ptr), size(n, "length")?)?),
+            n => Some(s.bytes(value_ptr, n)?),
         };
         let record = StateRecord::decode(key, value)?;
         let outcome = s.slot(handle)?.mapper.load_record(&record)?;
@@ -329,7 +342,7 @@ pub extern "C" fn mp_snapshot(handle: i32) -> i32 {
 #[no_mangle]
 pub extern "C" fn mp_restore(ptr: i32, len: i32) -> i32 {
     call_allocating(|s| {
-        let bytes = s.bytes(address(ptr), size(len, "length")?)?;
+        let bytes = s.bytes(ptr, len)?;
         // A restored mapper takes about three times its snapshot's size.
         headroom(bytes.len().saturating_mul(3))?;
         let mapper = Mapper::restore(bytes)?;
@@ -420,18 +433,9 @@ pub extern "C" fn mp_rewrite_naive(
     now_ms: i64,
 ) -> i32 {
     call(|s| {
-        s.with_fetch(
-            handle,
-            (src_ptr, src_len),
-            (buf_ptr, buf_len),
-            &mut |source, slot, buf| {
-                count(mirrorpid::peer::rewrite_naive(
-                    &mut slot.mapper,
-                    source,
-                    buf,
-                    now_ms,
-                )?)
-            },
-        )
+        let Args { source, slot, buf } = s.args(handle, (src_ptr, src_len), (buf_ptr, buf_len))?;
+        let n = mirrorpid::peer::rewrite_naive(&mut slot.mapper, source, buf, now_ms)?;
+        publish(slot);
+        count(n)
     })
 }

@@ -16,7 +16,7 @@ fuzz_target!(|data: &[u8]| {
     let options = RewriteOptions {
         strict_crc: flags & 1 != 0,
         complete: flags & 2 != 0,
-        ..RewriteOptions::default()
+        outcomes: true,
     };
     let source = ["A", "cluster-2336", "B", "new"][usize::from(flags >> 2) & 3];
     let mut m = seeded_mapper();

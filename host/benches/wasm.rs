@@ -182,21 +182,13 @@ fn bench_peer(c: &mut Criterion) {
                 .unwrap();
             native.confirm();
             let mut buf = original.clone();
-            let mut out = mirrorpid::RewriteResult::default();
             g.bench_function(format!("mirrorpid native {name}"), |b| {
                 b.iter(|| {
                     batches::restore_headers(&mut buf, original, &at);
                     native
-                        .rewrite_into(
-                            "A",
-                            &mut buf,
-                            1,
-                            RewriteOptions::default(),
-                            &mut out,
-                            |_| Ok(()),
-                        )
-                        .unwrap();
-                    black_box(out.consumed)
+                        .rewrite("A", &mut buf, 1, RewriteOptions::default())
+                        .unwrap()
+                        .consumed
                 })
             });
             module.free(input.0).unwrap();

@@ -17,6 +17,7 @@ use wasmtime::{
 };
 
 mod calls;
+pub mod instructions;
 
 /// A failed ABI call: the negative status turned into its code, plus the
 /// module's `mp_last_error` text.
@@ -162,6 +163,9 @@ impl BrokerModule {
         let limits = StoreLimitsBuilder::new().memory_size(max_memory).build();
         let mut store = Store::new(engine, limits);
         store.limiter(|limits| limits);
+        // An engine that counts fuel (`instructions`) starts a store with
+        // none; any other refuses the call, which changes nothing.
+        let _ = store.set_fuel(u64::MAX);
         let instance = Instance::new(&mut store, module, &[])?;
         let memory = instance
             .get_memory(&mut store, "memory")
@@ -209,6 +213,16 @@ impl BrokerModule {
             instance,
             memory,
         })
+    }
+
+    /// Runs `f` on this instance and returns what it returned with the
+    /// fuel it used: its WebAssembly instructions, exactly, on an engine
+    /// configured to consume fuel (0 on any other).
+    pub fn fuel_of<R>(&mut self, f: impl FnOnce(&mut BrokerModule) -> R) -> (R, u64) {
+        let before = self.store.get_fuel().unwrap_or(0);
+        let out = f(self);
+        let after = self.store.get_fuel().unwrap_or(0);
+        (out, before.saturating_sub(after))
     }
 
     /// Size of linear memory in bytes.

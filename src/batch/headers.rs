@@ -21,7 +21,10 @@
 //! (CRC) and `[43, 51)` (producer ID) go back into the host's buffer at
 //! the entry's offset; nothing else changes.
 
-use super::{BatchMut, CONTROL_KEY_READ, CRC_OFFSET, HEADER_LEN, PRODUCER_ID_OFFSET};
+use super::{
+    PidWrite, CONTROL_KEY_READ, CRC_OFFSET, HEADER_LEN, LENGTH_OFFSET, LOG_OVERHEAD,
+    PRODUCER_ID_OFFSET,
+};
 use crate::error::{Error, Result};
 
 /// Bytes of an entry a slot holds: the v2 header and as much of a control
@@ -35,6 +38,8 @@ pub const SLOT_CHANGED_OFFSET: usize = WINDOW + 4;
 pub const SLOT_BYTES: usize = WINDOW + 8;
 
 const _: () = assert!(WINDOW >= HEADER_LEN + CONTROL_KEY_READ);
+// The changed flag ends the slot (`HeaderView::write_all` finds it there).
+const _: () = assert!(SLOT_CHANGED_OFFSET + 4 == SLOT_BYTES);
 
 /// The gathered headers of one fetch: `slots` (a whole number of
 /// [`SLOT_BYTES`]) for the first entries of a fetch of `fetch_len` bytes.
@@ -57,6 +62,14 @@ impl<'a> HeaderView<'a> {
         Ok(HeaderView { slots, fetch_len })
     }
 
+    /// The same view, borrowed for a shorter time.
+    pub fn reborrow(&mut self) -> HeaderView<'_> {
+        HeaderView {
+            slots: &mut *self.slots,
+            fetch_len: self.fetch_len,
+        }
+    }
+
     /// The length of the fetch the headers were gathered from.
     pub fn fetch_len(&self) -> usize {
         self.fetch_len
@@ -75,30 +88,56 @@ impl<'a> HeaderView<'a> {
         }
     }
 
-    /// Clears every slot's changed flag.
-    pub(crate) fn clear_changed(&mut self) {
-        for slot in self.slots.chunks_exact_mut(SLOT_BYTES) {
-            slot[SLOT_CHANGED_OFFSET..].fill(0);
+    /// Makes `writes` in their slots' windows and marks those slots
+    /// changed, every other slot unchanged.
+    pub(crate) fn write_all(&mut self, writes: &[PidWrite]) {
+        if writes.len() == self.slots() {
+            // Every slot written (a fetch of mirrored batches): each one's
+            // flag set with its write.
+            for w in writes {
+                let at = (w.entry as usize).wrapping_mul(SLOT_BYTES);
+                let Some(slot) = self
+                    .slots
+                    .get_mut(at..)
+                    .and_then(|s| s.first_chunk_mut::<SLOT_BYTES>())
+                else {
+                    continue;
+                };
+                let (window, rest) = slot.split_at_mut(WINDOW);
+                w.apply(window);
+                if let Some(f) = rest.last_chunk_mut::<4>() {
+                    *f = CHANGED;
+                }
+            }
+            return;
+        }
+        // One pass: the writes are in slot order, each slot's flag set as
+        // it is passed.
+        let mut next = 0;
+        for (entry, slot) in self.slots.chunks_exact_mut(SLOT_BYTES).enumerate() {
+            let Some(slot) = slot.first_chunk_mut::<SLOT_BYTES>() else {
+                continue;
+            };
+            // The window, then the length word and the changed flag.
+            let (window, rest) = slot.split_at_mut(WINDOW);
+            let mut flag = [0; 4];
+            if let Some(w) = writes.get(next).filter(|w| w.entry as usize == entry) {
+                w.apply(window);
+                flag = CHANGED;
+                next += 1;
+            }
+            if let Some(f) = rest.last_chunk_mut::<4>() {
+                *f = flag;
+            }
         }
     }
-
-    /// Writes the producer ID `pid` (its big-endian bytes) into slot
-    /// `index`'s window (a v2 batch of `size` bytes the walker read there)
-    /// and marks the slot changed.
-    pub(crate) fn set_producer_id(&mut self, index: usize, size: usize, pid: [u8; 8]) {
-        // The slot by its offset: `chunks_exact_mut().nth()` costs about
-        // ten WebAssembly instructions more a batch.
-        let slot = index
-            .checked_mul(SLOT_BYTES)
-            .and_then(|at| self.slots.get_mut(at..)?.get_mut(..SLOT_BYTES));
-        let Some((window, flags)) = slot.and_then(|s| s.split_at_mut_checked(WINDOW)) else {
-            crate::error::invariant_broken("a slot the walker did not fill", &());
-            return;
-        };
-        BatchMut::header(window, size).set_producer_id_bytes(pid);
-        flags[SLOT_CHANGED_OFFSET - WINDOW..].copy_from_slice(&1i32.to_be_bytes());
-    }
 }
+
+/// A slot's length word for a whole window (big-endian).
+const FULL: [u8; 4] = (WINDOW as i32).to_be_bytes();
+
+/// A slot's changed flag when set (big-endian 1).
+const CHANGED: [u8; 4] = 1i32.to_be_bytes();
 
 /// Gathers the headers of `fetch` into `slots` (cleared first), as a host
 /// does (`docs/ABI.md` gives the same loop in prose and Java): a slot per
@@ -142,14 +181,14 @@ pub fn gather_with(
         let held = (n as i32).to_be_bytes();
         slots[start + SLOT_LEN_OFFSET..start + SLOT_LEN_OFFSET + 4].copy_from_slice(&held);
         offsets.push(pos);
-        if n < 12 {
+        if n < LOG_OVERHEAD {
             break;
         }
-        let length = i32::from_be_bytes(super::be(slots, start + 8));
+        let length = i32::from_be_bytes(super::be(slots, start + LENGTH_OFFSET));
         let Ok(length) = usize::try_from(length) else {
             break;
         };
-        pos = pos.saturating_add(12 + length);
+        pos = pos.saturating_add(LOG_OVERHEAD + length);
     }
     Ok(())
 }
@@ -164,9 +203,7 @@ pub fn changed_slots<'s>(
     slots
         .chunks_exact(SLOT_BYTES)
         .zip(offsets)
-        .filter(|(slot, _)| {
-            slot[SLOT_CHANGED_OFFSET..SLOT_CHANGED_OFFSET + 4] == 1i32.to_be_bytes()
-        })
+        .filter(|(slot, _)| slot[SLOT_CHANGED_OFFSET..SLOT_CHANGED_OFFSET + 4] == CHANGED)
         .map(|(slot, &at)| {
             (
                 at,
@@ -201,6 +238,24 @@ impl<'a> Gathered<'a> {
     /// The fetch's length.
     pub(crate) fn fetch_len(&self) -> usize {
         self.fetch_len
+    }
+
+    /// How many slots there are.
+    #[inline(always)]
+    pub(crate) fn slots(&self) -> usize {
+        self.slots.len() / SLOT_BYTES
+    }
+
+    /// The window of entry `index` if its slot says it holds a whole one
+    /// ([`WINDOW`] bytes): the common case of [`Gathered::window`], for
+    /// an entry at least that far from the fetch's end.
+    #[inline(always)]
+    pub(crate) fn full_window(&self, index: usize) -> Option<&'a [u8; WINDOW]> {
+        // The walk asks only for slots it counted (`Gathered::slots`).
+        let at = index.wrapping_mul(SLOT_BYTES);
+        let slot: &[u8; SLOT_BYTES] = self.slots.get(at..)?.first_chunk()?;
+        let (window, held) = slot.split_first_chunk::<WINDOW>()?;
+        (held.first_chunk::<4>() == Some(&FULL)).then_some(window)
     }
 
     /// The window of entry `index`, which starts at `offset`: `None` when

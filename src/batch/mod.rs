@@ -16,35 +16,62 @@
 //! them so that callers pass them through.
 
 mod builder;
+mod changes;
 mod headers;
 mod walker;
 
 pub use builder::{BatchBuilder, RecordSpec};
+pub use changes::BatchOutcome;
+pub(crate) use changes::{bytes_after_pid, write_all, Changes, PidWrite};
 pub use headers::{
     changed_slots, gather, gather_with, write_back, HeaderView, SLOT_BYTES, SLOT_CHANGED_OFFSET,
     SLOT_LEN_OFFSET, WINDOW,
 };
+pub(crate) use walker::{step, Entries, Step};
 pub use walker::{Batches, Entry};
 
 use crate::error::{Error, Result};
 use crate::wire::Reader;
 
+// The v2 header's fields, each offset chained from the one before, as
+// Kafka's `DefaultRecordBatch` declares them.
+
+/// Offset of baseOffset (i64).
+pub const BASE_OFFSET_OFFSET: usize = 0;
+/// Offset of batchLength (i32: the batch's size after the first 12 bytes).
+pub const LENGTH_OFFSET: usize = BASE_OFFSET_OFFSET + 8;
 /// Bytes before `batchLength` counts: baseOffset and batchLength.
-pub const LOG_OVERHEAD: usize = 12;
-/// Size of the v2 header, records excluded.
-pub const HEADER_LEN: usize = 61;
+pub const LOG_OVERHEAD: usize = LENGTH_OFFSET + 4;
+/// Offset of partitionLeaderEpoch (i32).
+pub const PARTITION_LEADER_EPOCH_OFFSET: usize = LOG_OVERHEAD;
+/// Offset of the magic byte.
+pub const MAGIC_OFFSET: usize = PARTITION_LEADER_EPOCH_OFFSET + 4;
+/// Offset of the CRC (u32, CRC-32C of everything from the attributes on).
+pub const CRC_OFFSET: usize = MAGIC_OFFSET + 1;
+/// Offset of the attributes (i16); the CRC covers everything from here.
+pub const ATTRIBUTES_OFFSET: usize = CRC_OFFSET + 4;
+/// Offset of lastOffsetDelta (i32).
+pub const LAST_OFFSET_DELTA_OFFSET: usize = ATTRIBUTES_OFFSET + 2;
+/// Offset of baseTimestamp (i64).
+pub const BASE_TIMESTAMP_OFFSET: usize = LAST_OFFSET_DELTA_OFFSET + 4;
+/// Offset of maxTimestamp (i64).
+pub const MAX_TIMESTAMP_OFFSET: usize = BASE_TIMESTAMP_OFFSET + 8;
+/// Offset of the producer ID (i64).
+pub const PRODUCER_ID_OFFSET: usize = MAX_TIMESTAMP_OFFSET + 8;
+/// Offset of producerEpoch (i16).
+pub const PRODUCER_EPOCH_OFFSET: usize = PRODUCER_ID_OFFSET + 8;
+/// Offset of baseSequence (i32).
+pub const BASE_SEQUENCE_OFFSET: usize = PRODUCER_EPOCH_OFFSET + 2;
+/// Offset of recordCount (i32).
+pub const RECORD_COUNT_OFFSET: usize = BASE_SEQUENCE_OFFSET + 4;
+/// Size of the v2 header: where the records start.
+pub const HEADER_LEN: usize = RECORD_COUNT_OFFSET + 4;
 /// The smallest legal `batchLength` of a v2 batch.
 pub const MIN_BATCH_LENGTH: i32 = (HEADER_LEN - LOG_OVERHEAD) as i32;
 /// The smallest legal size of a legacy (magic 0) message.
 pub const MIN_LEGACY_LENGTH: i32 = 14;
-/// Offset of the magic byte.
-pub const MAGIC_OFFSET: usize = 16;
-/// Offset of the CRC.
-pub const CRC_OFFSET: usize = 17;
-/// Offset of the attributes; the CRC covers everything from here.
-pub const ATTRIBUTES_OFFSET: usize = 21;
-/// Offset of the producer ID.
-pub const PRODUCER_ID_OFFSET: usize = 43;
+
+const _: () = assert!(HEADER_LEN == 61 && PRODUCER_ID_OFFSET == 43 && CRC_OFFSET == 17);
 
 /// Attribute bits: compression codec.
 pub const COMPRESSION_MASK: i16 = 0x07;
@@ -155,15 +182,15 @@ impl<'a> Batch<'a> {
     }
     /// baseOffset.
     pub fn base_offset(&self) -> i64 {
-        i64::from_be_bytes(be(self.bytes, 0))
+        i64::from_be_bytes(be(self.bytes, BASE_OFFSET_OFFSET))
     }
     /// batchLength (the size after the first 12 bytes).
     pub fn batch_length(&self) -> i32 {
-        i32::from_be_bytes(be(self.bytes, 8))
+        i32::from_be_bytes(be(self.bytes, LENGTH_OFFSET))
     }
     /// partitionLeaderEpoch.
     pub fn partition_leader_epoch(&self) -> i32 {
-        i32::from_be_bytes(be(self.bytes, 12))
+        i32::from_be_bytes(be(self.bytes, PARTITION_LEADER_EPOCH_OFFSET))
     }
     /// The magic byte (2).
     pub fn magic(&self) -> i8 {
@@ -191,37 +218,31 @@ impl<'a> Batch<'a> {
     }
     /// lastOffsetDelta.
     pub fn last_offset_delta(&self) -> i32 {
-        i32::from_be_bytes(be(self.bytes, 23))
+        i32::from_be_bytes(be(self.bytes, LAST_OFFSET_DELTA_OFFSET))
     }
     /// baseTimestamp.
     pub fn base_timestamp(&self) -> i64 {
-        i64::from_be_bytes(be(self.bytes, 27))
+        i64::from_be_bytes(be(self.bytes, BASE_TIMESTAMP_OFFSET))
     }
     /// maxTimestamp.
     pub fn max_timestamp(&self) -> i64 {
-        i64::from_be_bytes(be(self.bytes, 35))
+        i64::from_be_bytes(be(self.bytes, MAX_TIMESTAMP_OFFSET))
     }
     /// producerId.
     pub fn producer_id(&self) -> i64 {
         i64::from_be_bytes(be(self.bytes, PRODUCER_ID_OFFSET))
     }
-    /// producerId's 8 bytes, as stored: to compare with another batch's
-    /// without decoding it (WebAssembly has no byte swap: decoding one
-    /// is 37 instructions).
-    pub(crate) fn producer_id_bytes(&self) -> [u8; 8] {
-        be(self.bytes, PRODUCER_ID_OFFSET)
-    }
     /// producerEpoch.
     pub fn producer_epoch(&self) -> i16 {
-        i16::from_be_bytes(be(self.bytes, 51))
+        i16::from_be_bytes(be(self.bytes, PRODUCER_EPOCH_OFFSET))
     }
     /// baseSequence.
     pub fn base_sequence(&self) -> i32 {
-        i32::from_be_bytes(be(self.bytes, 53))
+        i32::from_be_bytes(be(self.bytes, BASE_SEQUENCE_OFFSET))
     }
     /// recordCount.
     pub fn record_count(&self) -> i32 {
-        i32::from_be_bytes(be(self.bytes, 57))
+        i32::from_be_bytes(be(self.bytes, RECORD_COUNT_OFFSET))
     }
     /// The records section, as stored (compressed or not): all of it for a
     /// whole batch, its start for one walked from a [`HeaderView`].
@@ -312,9 +333,9 @@ pub struct BatchMut<'a> {
 impl<'a> BatchMut<'a> {
     /// The complete v2 batch at `offset` of `buf`, as a walker yielded it
     /// (its batchLength is known to fit).
-    #[cfg_attr(not(target_family = "wasm"), inline)]
+    #[cfg(feature = "sim")]
     pub(crate) fn at(buf: &'a mut [u8], offset: usize) -> BatchMut<'a> {
-        let size = LOG_OVERHEAD + i32::from_be_bytes(be(buf, offset + 8)) as usize;
+        let size = LOG_OVERHEAD + i32::from_be_bytes(be(buf, offset + LENGTH_OFFSET)) as usize;
         let bytes = match buf.get_mut(offset..).and_then(|b| b.get_mut(..size)) {
             Some(bytes) => bytes,
             // Nothing to write to: every write of an empty batch is a
@@ -324,11 +345,6 @@ impl<'a> BatchMut<'a> {
                 &mut []
             }
         };
-        BatchMut { bytes, size }
-    }
-
-    /// The header of a batch of `size` bytes, as a [`HeaderView`] holds it.
-    pub(crate) fn header(bytes: &'a mut [u8], size: usize) -> BatchMut<'a> {
         BatchMut { bytes, size }
     }
 
@@ -346,18 +362,10 @@ impl<'a> BatchMut<'a> {
     }
 
     /// [`BatchMut::set_producer_id`] given the new producer ID's bytes
-    /// (big-endian), for a caller that encoded them once for many batches.
-    #[cfg_attr(not(target_family = "wasm"), inline)]
+    /// (big-endian).
     pub(crate) fn set_producer_id_bytes(&mut self, new: [u8; 8]) {
-        let at = PRODUCER_ID_OFFSET;
-        let old: [u8; 8] = be(self.bytes, at);
-        let after = (self.size - at - 8) as u64;
-        let delta = crate::crc::patch_delta(&old, &new, after).to_be_bytes();
-        // The stored CRC patched byte-wise (a word in the machine's order:
-        // no byte swap of the CRC in or out).
-        let stored = u32::from_ne_bytes(be(self.bytes, CRC_OFFSET));
-        let patched = stored ^ u32::from_ne_bytes(delta);
-        put(self.bytes, at, new);
-        put(self.bytes, CRC_OFFSET, patched.to_ne_bytes());
+        let old: [u8; 8] = be(self.bytes, PRODUCER_ID_OFFSET);
+        let delta = crate::crc::Patch::new(old, new).after(bytes_after_pid(self.size));
+        PidWrite::new(0, 0, new, delta).apply(self.bytes);
     }
 }

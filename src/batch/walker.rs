@@ -3,7 +3,8 @@
 
 use super::headers::Gathered;
 use super::{
-    be, Batch, HeaderView, LOG_OVERHEAD, MAGIC_OFFSET, MIN_BATCH_LENGTH, MIN_LEGACY_LENGTH,
+    be, Batch, HeaderView, HEADER_LEN, LENGTH_OFFSET, LOG_OVERHEAD, MAGIC_OFFSET, MIN_BATCH_LENGTH,
+    MIN_LEGACY_LENGTH, WINDOW,
 };
 use crate::error::{Error, Result};
 
@@ -28,9 +29,146 @@ pub enum Entry<'a> {
     },
 }
 
+/// Where a walk reads entries from: a fetch's bytes, or its gathered
+/// headers. Both give the same entries, errors and tail, since the step
+/// that decides them ([`step`]) is one.
+pub(crate) trait Entries<'a>: Copy {
+    /// The entry at byte `offset` of the fetch, the walk's `index`-th:
+    /// its bytes from there as far as they are here (all of them, or its
+    /// header's window), and how many bytes the fetch has from there.
+    /// `None` where the fetch, or what was gathered of it, ends.
+    fn at(self, index: usize, offset: usize) -> Result<Option<(&'a [u8], usize)>>;
+
+    /// Whether there is an entry at `offset`, the walk's `index`-th, to
+    /// ask [`Entries::at`] for: exactly when it would not say `None` at
+    /// once.
+    fn more(self, index: usize, offset: usize) -> bool;
+
+    /// The common case of [`Entries::at`] and [`step`] together: the
+    /// entry at `offset` when it is a whole v2 batch, its header held in
+    /// full (its bytes from there, at least [`HEADER_LEN`], and its size).
+    /// `None` for anything else (the end, a tail, a legacy entry, an
+    /// error), which the two decide.
+    fn batch(self, index: usize, offset: usize) -> Option<(&'a [u8], usize)>;
+}
+
+/// The size of the v2 batch whose header is `h`, if its magic is 2, its
+/// batchLength legal, and it fits in the `available` bytes: what [`step`]
+/// decides for a whole v2 batch, with no error to build.
+#[inline(always)]
+fn v2_size(h: &[u8; HEADER_LEN], available: usize) -> Option<usize> {
+    let length = i32::from_be_bytes(be(h, LENGTH_OFFSET));
+    let size = LOG_OVERHEAD + length as usize;
+    (h[MAGIC_OFFSET] == 2 && length >= MIN_BATCH_LENGTH && size <= available).then_some(size)
+}
+
+impl<'a> Entries<'a> for &'a [u8] {
+    #[inline(always)]
+    fn at(self, _: usize, offset: usize) -> Result<Option<(&'a [u8], usize)>> {
+        Ok(match self.get(offset..) {
+            Some(rest) if !rest.is_empty() => Some((rest, rest.len())),
+            _ => None,
+        })
+    }
+
+    #[inline(always)]
+    fn more(self, _: usize, offset: usize) -> bool {
+        offset < self.len()
+    }
+
+    #[inline(always)]
+    fn batch(self, _: usize, offset: usize) -> Option<(&'a [u8], usize)> {
+        let rest = self.get(offset..)?;
+        Some((rest, v2_size(rest.first_chunk()?, rest.len())?))
+    }
+}
+
+impl<'a> Entries<'a> for Gathered<'a> {
+    #[inline(always)]
+    fn at(self, index: usize, offset: usize) -> Result<Option<(&'a [u8], usize)>> {
+        let available = self.fetch_len() - offset;
+        if available == 0 {
+            return Ok(None);
+        }
+        Ok(self.window(index, offset)?.map(|w| (w, available)))
+    }
+
+    #[inline(always)]
+    fn more(self, index: usize, offset: usize) -> bool {
+        offset < self.fetch_len() && index < self.slots()
+    }
+
+    #[inline(always)]
+    fn batch(self, index: usize, offset: usize) -> Option<(&'a [u8], usize)> {
+        let available = self.fetch_len() - offset;
+        if available < WINDOW {
+            return None;
+        }
+        let window = self.full_window(index)?;
+        Some((window, v2_size(window.first_chunk()?, available)?))
+    }
+}
+
+/// What [`step`] found at an offset.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Step {
+    /// The entry's magic: 2 for a batch, 0 or 1 for a legacy entry.
+    pub(crate) magic: i8,
+    /// The entry's size in bytes.
+    pub(crate) size: usize,
+}
+
+/// The one decision of a walk: what the entry at `offset` is, given its
+/// bytes from there (`rest`, possibly only a window of them) and the
+/// fetch's bytes from there (`available`). `None` at a truncated tail
+/// (an error instead when the input is `complete`).
+#[inline(always)]
+pub(crate) fn step(
+    rest: &[u8],
+    offset: usize,
+    available: usize,
+    complete: bool,
+) -> Result<Option<Step>> {
+    let overrun = |needed: usize| Error::BatchOverrun {
+        offset,
+        needed,
+        available,
+    };
+    if available <= MAGIC_OFFSET {
+        return if complete {
+            Err(overrun(MAGIC_OFFSET + 1))
+        } else {
+            Ok(None)
+        };
+    }
+    // A window holds the magic of every entry it has.
+    let Some(&magic) = rest.get(MAGIC_OFFSET) else {
+        return Err(overrun(MAGIC_OFFSET + 1));
+    };
+    let length = i32::from_be_bytes(be(rest, LENGTH_OFFSET));
+    let magic = magic as i8;
+    let min = match magic {
+        2 => MIN_BATCH_LENGTH,
+        0 | 1 => MIN_LEGACY_LENGTH,
+        _ => return Err(Error::UnknownMagic { offset, magic }),
+    };
+    if length < min {
+        return Err(Error::BatchTooShort { offset, length });
+    }
+    let size = LOG_OVERHEAD + length as usize;
+    if size > available {
+        return if complete {
+            Err(overrun(size))
+        } else {
+            Ok(None)
+        };
+    }
+    Ok(Some(Step { magic, size }))
+}
+
 /// Walks a buffer of concatenated batches, as a Fetch response returns them,
 /// or the same fetch through its gathered headers ([`HeaderView`]): one
-/// walker, so both see the same entries, errors and tail.
+/// step for both ([`step`]), so both see the same entries, errors and tail.
 ///
 /// Yields every complete entry; stops at a truncated trailing batch (normal
 /// at the end of a fetch) or, when the input is declared complete, reports
@@ -97,67 +235,18 @@ impl<'a> Batches<'a> {
         self.index
     }
 
-    // Out of line in the module: inlined, it made the batch loop a method so
-    // large that a JVM's C2 stopped inlining the runtime's memory helpers
-    // into it (docs/PERFORMANCE.md, "Keeping the batch loop small").
-    #[cfg_attr(target_family = "wasm", inline(never))]
     fn next_entry(&mut self) -> Result<Option<Entry<'a>>> {
         let offset = self.pos;
-        // `rest`: the entry's bytes from here (a header's window of them);
-        // `available`: how many the fetch has from here.
-        let (rest, available) = match self.src {
-            Source::Buffer(buf) => match buf.get(offset..) {
-                Some(rest) => (rest, rest.len()),
-                None => return Ok(None),
-            },
-            Source::Headers(h) => {
-                let available = h.fetch_len() - offset;
-                if available == 0 {
-                    return Ok(None);
-                }
-                match h.window(self.index, offset)? {
-                    Some(window) => (window, available),
-                    None => return Ok(None),
-                }
-            }
+        let found = match self.src {
+            Source::Buffer(buf) => buf.at(self.index, offset)?,
+            Source::Headers(h) => h.at(self.index, offset)?,
         };
-        if available == 0 {
+        let Some((rest, available)) = found else {
             return Ok(None);
-        }
-        let overrun = |needed: usize| Error::BatchOverrun {
-            offset,
-            needed,
-            available,
         };
-        if available <= MAGIC_OFFSET {
-            return if self.complete {
-                Err(overrun(MAGIC_OFFSET + 1))
-            } else {
-                Ok(None)
-            };
-        }
-        let length = i32::from_be_bytes(be(rest, 8));
-        // A header's window holds the magic of every entry it has.
-        let Some(&magic) = rest.get(MAGIC_OFFSET) else {
-            return Err(overrun(MAGIC_OFFSET + 1));
+        let Some(Step { magic, size }) = step(rest, offset, available, self.complete)? else {
+            return Ok(None);
         };
-        let magic = magic as i8;
-        let min = match magic {
-            2 => MIN_BATCH_LENGTH,
-            0 | 1 => MIN_LEGACY_LENGTH,
-            _ => return Err(Error::UnknownMagic { offset, magic }),
-        };
-        if length < min {
-            return Err(Error::BatchTooShort { offset, length });
-        }
-        let size = LOG_OVERHEAD + length as usize;
-        if size > available {
-            return if self.complete {
-                Err(overrun(size))
-            } else {
-                Ok(None)
-            };
-        }
         self.pos += size;
         self.index += 1;
         Ok(Some(if magic == 2 {
@@ -178,8 +267,6 @@ impl<'a> Batches<'a> {
 impl<'a> Iterator for Batches<'a> {
     type Item = Result<Entry<'a>>;
 
-    // Natively inlined into the batch loop (as `Batch::control_type`).
-    #[cfg_attr(not(target_family = "wasm"), inline)]
     fn next(&mut self) -> Option<Self::Item> {
         if self.failed {
             return None;

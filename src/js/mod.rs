@@ -85,7 +85,8 @@ fn rewrite_options(options: Option<JsValue>) -> Result<RewriteOptions, JsError> 
     Ok(RewriteOptions {
         strict_crc: o.strict_crc,
         complete: o.complete,
-        ..RewriteOptions::default()
+        // Both rewrites return each batch's outcome.
+        outcomes: true,
     })
 }
 
@@ -98,17 +99,11 @@ impl PidMapper {
         now: i64,
         opts: RewriteOptions,
     ) -> Result<(), JsError> {
-        self.inner
-            .rewrite_into(
-                source,
-                &mut self.scratch,
-                now,
-                opts,
-                &mut self.rewrite,
-                |_| Ok(()),
-            )
-            .map(|_| ())
-            .map_err(js_err)
+        self.rewrite = self
+            .inner
+            .rewrite(source, &mut self.scratch, now, opts)
+            .map_err(js_err)?;
+        Ok(())
     }
 
     /// `rewriteBatchesInPlace` of a large fetch through its headers: each
@@ -132,10 +127,9 @@ impl PidMapper {
         };
         gather_with(len, usize::MAX, &mut self.slots, &mut self.offsets, read).map_err(js_err)?;
         let mut headers = HeaderView::new(&mut self.slots, len).map_err(js_err)?;
-        self.inner
-            .rewrite_headers_into(source, &mut headers, now, opts, &mut self.rewrite, |_| {
-                Ok(())
-            })
+        self.rewrite = self
+            .inner
+            .rewrite_headers(source, &mut headers, now, opts)
             .map_err(js_err)?;
         for (at, crc, pid) in changed_slots(&self.slots, &self.offsets) {
             for (start, part) in [(at + CRC_OFFSET, crc), (at + PRODUCER_ID_OFFSET, pid)] {

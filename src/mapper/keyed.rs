@@ -104,15 +104,15 @@ fn fold_halves(x: u64, k: u64) -> u64 {
 }
 
 #[inline(always)]
-pub(super) fn identity_hash(k: &Keys, cluster: u32, pid: i64) -> u64 {
+pub(super) fn identity_hash(k: &Keys, cluster: u32, pid: u64) -> u64 {
     fold(
-        (pid as u64) ^ u64::from(cluster).rotate_left(40) ^ k.identity.0,
+        pid ^ u64::from(cluster).rotate_left(40) ^ k.identity.0,
         k.identity.1,
     )
 }
 
-pub(super) fn mapped_hash(k: &Keys, mapped: i64) -> u64 {
-    fold(mapped as u64 ^ k.mapped.0, k.mapped.1)
+pub(super) fn mapped_hash(k: &Keys, mapped: u64) -> u64 {
+    fold(mapped ^ k.mapped.0, k.mapped.1)
 }
 
 /// Up to 7 bytes as a word (length in the top byte, so "a" and "a\0" differ).

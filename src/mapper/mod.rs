@@ -23,8 +23,10 @@
 //! this file, the policy of
 //! mapping.
 
+mod call;
 mod chunked;
 mod config;
+mod index;
 mod keyed;
 mod outcome;
 mod replay;
@@ -35,6 +37,8 @@ pub(crate) mod table;
 mod trust;
 mod views;
 
+pub use call::Call;
+pub(crate) use call::Found;
 pub use config::{
     Durability, MapperConfig, Origins, DEFAULT_MAX_BINDINGS, DEFAULT_MAX_CLUSTERS,
     DEFAULT_MAX_CLUSTER_ID_BYTES, DEFAULT_PRODUCER_EXPIRATION_MS, MAX_MAX_BINDINGS,
@@ -44,12 +48,12 @@ pub(crate) use sort::{heapsort, heapsort_by};
 pub use source::SourceCluster;
 use stage::{Savepoint, Stage};
 pub use table::seed_hashing;
-pub(crate) use table::{Binding, Table, RECORDED, TXN_OPEN, UNKNOWN_LAST_SEEN};
+pub(crate) use table::{Binding, Table, Wire, RECORDED, TXN_OPEN, UNKNOWN_LAST_SEEN};
 use trust::Trust;
 
 use crate::error::{Error, Result};
 use crate::pid::{self, Split, MAX_PROBES};
-use crate::record::{StateKey, StateRecord, StateValue};
+use crate::record::{StateKey, StateRecord};
 
 /// The mapper of one destination partition.
 #[derive(Debug)]
@@ -58,15 +62,13 @@ pub struct Mapper {
     pub(crate) table: Table,
     /// Pending bindings, if any.
     stage: Option<Stage>,
-    /// The savepoint of the all-or-nothing call under way, if any (its
-    /// buffer is kept between calls).
-    call: Savepoint,
-    in_call: bool,
+    /// The savepoint of the [`Call`] under way (its buffer is kept between
+    /// calls, so that a call on bound producers allocates nothing).
+    undo: Savepoint,
     /// Counts calls, so that one call returns a pending record once.
     calls: u64,
-    /// A rewrite's changed batches, kept between calls so that a rewrite
-    /// allocates nothing once warm.
-    pub(crate) changed: Vec<crate::rewrite::Change>,
+    /// What the call under way collects.
+    scratch: call::Scratch,
     /// The trust declaration, prepared for lookups.
     trust: Option<Trust>,
 }
@@ -84,10 +86,9 @@ impl Mapper {
             config,
             table,
             stage: None,
-            call: Savepoint::default(),
-            in_call: false,
+            undo: Savepoint::default(),
             calls: 0,
-            changed: Vec::new(),
+            scratch: call::Scratch::default(),
         }
     }
 
@@ -136,19 +137,18 @@ impl Mapper {
         self.table.memory_bytes()
     }
 
-    /// Maps `pid` arriving from `source_cluster_id` at host time `now_ms`.
+    /// Maps `pid` arriving from `source_cluster_id` at host time `now_ms`:
+    /// one [`Call`] of one [`Call::map`], committed.
     ///
     /// Negative PIDs pass untouched; local PIDs ≥ 2^40 give
     /// [`Error::PidOutOfRange`]; after 64 taken salts,
     /// [`Error::SlotSpaceExhausted`]. On error nothing changed. A new
     /// binding is pending until [`Mapper::confirm`].
     pub fn map(&mut self, source_cluster_id: &str, pid: i64, now_ms: i64) -> Result<MapOutcome> {
-        self.calls += 1;
-        if let Some(idx) = self.bound(source_cluster_id, pid) {
-            return Ok(self.bound_outcome(idx, pid, now_ms));
-        }
-        let source = SourceCluster::new(source_cluster_id)?;
-        Ok(self.map_indexed(source, pid, now_ms)?.0)
+        let mut call = self.begin(now_ms);
+        let outcome = call.map(source_cluster_id, pid)?;
+        call.commit();
+        Ok(outcome)
     }
 
     /// The position of a bound identity (the hot path: no validation is
@@ -159,15 +159,7 @@ impl Mapper {
             return None;
         }
         self.table
-            .find_identity(self.table.find_cluster(source)?, pid)
-    }
-
-    /// Touches the bound identity at `idx` and describes it; a pending
-    /// binding's record comes back once per call.
-    #[inline]
-    pub(crate) fn bound_outcome(&mut self, idx: usize, pid: i64, now_ms: i64) -> MapOutcome {
-        self.touch(idx, now_ms, None);
-        self.describe(idx, pid)
+            .find_identity(self.table.find_cluster(source)?, Wire::of(pid))
     }
 
     /// Whether the binding at `idx` is pending (made since the last
@@ -175,47 +167,6 @@ impl Mapper {
     #[inline]
     pub(crate) fn is_pending(&self, idx: usize) -> bool {
         self.stage.as_ref().is_some_and(|s| idx >= s.start())
-    }
-
-    /// Describes the bound identity at `idx` (touched already); a pending
-    /// binding's record comes back once per call.
-    #[inline]
-    pub(crate) fn describe(&mut self, idx: usize, pid: i64) -> MapOutcome {
-        let b = self.table.get(idx);
-        let mut outcome = MapOutcome {
-            pid,
-            mapped: b.mapped,
-            salt: Some(b.salt),
-            collision: None,
-            record: None,
-            snapshot_required: false,
-        };
-        if self.is_pending(idx) {
-            self.describe_pending(idx, &mut outcome);
-        }
-        outcome
-    }
-
-    /// The part of [`Mapper::describe`] for a pending binding, out of the
-    /// common path: its record and collision, the first time a call meets
-    /// it.
-    #[inline(never)]
-    fn describe_pending(&mut self, idx: usize, outcome: &mut MapOutcome) {
-        let salt = self.table.get(idx).salt;
-        if let Some(stage) = &mut self.stage {
-            let k = idx.checked_sub(stage.start());
-            if let (Some(returned), Some(record)) = (
-                k.and_then(|k| stage.returned_in.get_mut(k)),
-                k.and_then(|k| stage.records.get(k)),
-            ) {
-                if *returned != self.calls {
-                    *returned = self.calls;
-                    outcome.record = record.clone();
-                    outcome.collision = collision_of(salt, outcome.record.as_deref());
-                    outcome.snapshot_required = outcome.collision.is_some();
-                }
-            }
-        }
     }
 
     /// Whether a PID of `origin` from `source` is a claim the trust
@@ -229,81 +180,6 @@ impl Mapper {
             (Some(trust), pid::Origin::Region(region)) => !trust.allows(source, region),
             _ => false,
         }
-    }
-
-    /// [`Mapper::map`], also returning the binding's position (for the
-    /// batch path, which records transaction state on it).
-    pub(crate) fn map_indexed(
-        &mut self,
-        source: SourceCluster<'_>,
-        pid: i64,
-        now_ms: i64,
-    ) -> Result<(MapOutcome, Option<usize>)> {
-        let source = source.as_str();
-        if let Some(idx) = self.bound(source, pid) {
-            return Ok((self.bound_outcome(idx, pid, now_ms), Some(idx)));
-        }
-        // The one place a PID is classified: no producer, or out of range.
-        let Some(split) = pid::split(source, pid)? else {
-            return Ok((MapOutcome::passthrough(pid), None));
-        };
-        if let pid::Origin::Region(region) = split.origin {
-            if self.undeclared(source, split.origin) {
-                return Err(Error::UndeclaredOrigin {
-                    source_cluster_id: source.to_owned(),
-                    pid,
-                    region,
-                });
-            }
-        }
-        let cluster = self.table.find_cluster(source);
-        let (salt, mapped, colliding) = self.probe(cluster, source, pid, split)?;
-        // Every allocation first, so that running out changes nothing.
-        self.make_room(cluster, source)?;
-        let stage = match &mut self.stage {
-            Some(stage) => {
-                stage.reserve(1)?;
-                stage
-            }
-            None => {
-                let call = self.in_call.then_some(&self.call);
-                self.stage.insert(Stage::open(&mut self.table, call)?)
-            }
-        };
-        let cluster = self.table.intern(source);
-        let recorded = salt > 0 || self.config.durability == Durability::Bindings;
-        let idx = self.table.insert(Binding {
-            pid,
-            mapped,
-            last_seen: table::seen_at(now_ms),
-            cluster,
-            salt,
-            flags: if recorded { RECORDED } else { 0 },
-        });
-        let record = recorded.then(|| {
-            Box::new(StateRecord {
-                key: key(&self.config, source, pid),
-                value: Some(StateValue {
-                    salt: i64::from(salt),
-                    colliding_cluster_id: colliding.clone().unwrap_or_default(),
-                    timestamp_ms: now_ms,
-                }),
-            })
-        });
-        stage.records.push(record.clone());
-        stage.returned_in.push(self.calls);
-        let collision = colliding.map(|id| Collision {
-            colliding_cluster_id: id,
-        });
-        let outcome = MapOutcome {
-            pid,
-            mapped,
-            salt: Some(salt),
-            snapshot_required: collision.is_some(),
-            collision,
-            record,
-        };
-        Ok((outcome, Some(idx)))
     }
 
     /// Checks that one more binding (of a source cluster not bound yet when
@@ -359,7 +235,7 @@ impl Mapper {
     /// `docs/DESIGN.md`). `cluster` is `None` for a source not seen before.
     pub(crate) fn slot_taken(&self, cluster: Option<u32>, pid: i64, salt: u8, slot: i64) -> bool {
         self.table
-            .holders_of(slot)
+            .holders_of(Wire::of(slot))
             .any(|i| !same_producer(cluster, pid, salt, self.table.get(i)))
     }
 
@@ -372,41 +248,6 @@ impl Mapper {
             .next()
             .map(|h| h.source_cluster_id.to_owned())
             .unwrap_or_default()
-    }
-
-    /// Records that the binding at `idx` was seen at `now_ms` and, when
-    /// `txn` says so, that its transaction is open or ended: one saved state
-    /// and one write, and none when nothing changes (the batch path's
-    /// common case within one call). Returns the binding as it was, whose
-    /// PIDs and salt a touch does not change, so that the batch path reads
-    /// the table once.
-    #[inline(always)]
-    pub(crate) fn touch(&mut self, idx: usize, now_ms: i64, txn: Option<bool>) -> Binding {
-        let b = *self.table.get(idx);
-        let last_seen = b.last_seen.max(table::seen_at(now_ms));
-        let flags = match txn {
-            Some(true) => b.flags | TXN_OPEN,
-            Some(false) => b.flags & !TXN_OPEN,
-            None => b.flags,
-        };
-        if last_seen != b.last_seen || flags != b.flags {
-            self.set_state(idx, last_seen, flags);
-        }
-        b
-    }
-
-    /// Changes a binding's state, saving the old one for the call under way
-    /// and for the stage first.
-    #[inline]
-    pub(crate) fn set_state(&mut self, idx: usize, last_seen: i64, flags: u8) {
-        if self.in_call {
-            self.call.save(&self.table, idx);
-        }
-        if let Some(stage) = &mut self.stage {
-            stage.save(&mut self.table, idx);
-        }
-        let keep = self.table.get(idx).flags & table::STAGE_SAVED;
-        self.table.set_state(idx, last_seen, flags | keep);
     }
 }
 
@@ -432,9 +273,10 @@ fn collision_of(salt: u8, record: Option<&StateRecord>) -> Option<Collision> {
 /// slot it probes at `salt`.
 pub(crate) fn same_producer(cluster: Option<u32>, pid: i64, salt: u8, holder: &Binding) -> bool {
     if cluster == Some(holder.cluster) {
-        return holder.pid == pid;
+        return holder.pid.value() == pid;
     }
-    (pid::is_mirrored(pid) || pid::is_mirrored(holder.pid)) && salt == 0 && holder.salt == 0
+    let holder_pid = holder.pid.value();
+    (pid::is_mirrored(pid) || pid::is_mirrored(holder_pid)) && salt == 0 && holder.salt == 0
 }
 
 #[cfg(test)]

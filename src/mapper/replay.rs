@@ -2,7 +2,7 @@
 //! a new leader, and expiry. All of it is refused while bindings are
 //! pending (see `stage.rs`).
 
-use super::table::{Binding, RECORDED, TXN_OPEN, UNKNOWN_LAST_SEEN};
+use super::table::{Binding, Wire, RECORDED, TXN_OPEN, UNKNOWN_LAST_SEEN};
 use super::{key, same_producer, LoadOutcome, Mapper, SourceCluster};
 use crate::error::{Error, Result};
 use crate::pid::{self, MAX_PROBES};
@@ -47,7 +47,7 @@ impl Mapper {
         };
         self.require_confirmed("load_record")?;
         let cluster = self.table.find_cluster(&key.source_cluster_id);
-        let existing = cluster.and_then(|c| self.table.find_identity(c, pid));
+        let existing = cluster.and_then(|c| self.table.find_identity(c, Wire::of(pid)));
         let Some(salt) = salt else {
             if let Some(idx) = existing {
                 self.table.remove_at(idx);
@@ -65,7 +65,7 @@ impl Mapper {
         let undeclared = self.undeclared(&key.source_cluster_id, split.origin);
         if let Some(idx) = existing {
             let b = *self.table.get(idx);
-            if b.mapped == mapped {
+            if b.mapped.value() == mapped {
                 self.table.set_state(idx, b.last_seen, b.flags | RECORDED);
                 return Ok(LoadOutcome::Bound {
                     mapped,
@@ -77,23 +77,22 @@ impl Mapper {
         }
         let mut conflicting: Vec<usize> = self
             .table
-            .holders_of(mapped)
+            .holders_of(Wire::of(mapped))
             .filter(|&i| !same_producer(cluster, pid, salt, self.table.get(i)))
             .collect();
         // Descending, so removing one never moves another.
-        super::heapsort(&mut conflicting);
-        conflicting.reverse();
+        super::heapsort_by(&mut conflicting, |a, b| a > b);
         let evicted = conflicting
             .into_iter()
             .filter_map(|i| {
                 let b = self.table.remove_at(i)?;
-                Some((self.table.cluster_name(b.cluster).to_owned(), b.pid))
+                Some((self.table.cluster_name(b.cluster).to_owned(), b.pid.value()))
             })
             .collect();
         let cluster = self.table.intern(&key.source_cluster_id);
         self.table.insert(Binding {
-            pid,
-            mapped,
+            pid: Wire::of(pid),
+            mapped: Wire::of(mapped),
             last_seen: UNKNOWN_LAST_SEEN,
             cluster,
             salt,
@@ -171,7 +170,7 @@ impl Mapper {
         then: impl FnOnce(&[StateRecord]) -> Result<()>,
     ) -> Result<Vec<StateRecord>> {
         self.require_confirmed("expire_pid")?;
-        let mut idxs: Vec<usize> = self.table.holders_of(mapped).collect();
+        let mut idxs: Vec<usize> = self.table.holders_of(Wire::of(mapped)).collect();
         super::heapsort(&mut idxs);
         self.drop_then(idxs, false, then, |_| {})
     }
@@ -209,7 +208,11 @@ impl Mapper {
             let b = self.table.get(idx);
             if b.flags & RECORDED != 0 {
                 let source = self.table.cluster_name(b.cluster);
-                out.push(StateRecord::tombstone(key(&self.config, source, b.pid)));
+                out.push(StateRecord::tombstone(key(
+                    &self.config,
+                    source,
+                    b.pid.value(),
+                )));
             }
         }
         Ok(out)

@@ -1,4 +1,4 @@
-//! Undo: savepoints for all-or-nothing calls, and the stage that holds
+//! Undo: savepoints for all-or-nothing calls ([`super::Call`]), and the stage that holds
 //! provisional bindings until the host confirms their records are durable.
 //!
 //! Both rely on one property of the table while they are open: bindings
@@ -88,10 +88,10 @@ impl Stage {
     /// binding, so that an abort undoes the whole call.
     /// [`Error::OutOfMemory`](crate::Error::OutOfMemory) if there is no
     /// room for it, before any change.
-    pub(crate) fn open(table: &mut Table, call: Option<&Savepoint>) -> Result<Stage> {
+    pub(crate) fn open(table: &mut Table, call: &Savepoint) -> Result<Stage> {
         let mut undo = Savepoint::default();
         undo.reset(table);
-        let touched = call.map_or(&[][..], |c| &c.touched[..]);
+        let touched = &call.touched[..];
         // Room for what the call saved so far (later saves reserve their
         // own room first: `Mapper::reserve_saves`).
         undo.reserve(touched.len() + 1)?;
@@ -183,33 +183,24 @@ impl Mapper {
         self.stage.take().map_or(0, |s| s.abort(&mut self.table))
     }
 
-    /// Runs `f` as one all-or-nothing call: if it fails, every change it
-    /// made is undone, so a caller cannot forget the rollback.
-    pub(crate) fn atomically<T>(&mut self, f: impl FnOnce(&mut Mapper) -> Result<T>) -> Result<T> {
-        debug_assert!(!self.in_call, "calls do not nest");
-        self.calls += 1;
-        self.call.reset(&self.table);
-        self.in_call = true;
-        let had_stage = self.stage.is_some();
-        let result = f(self);
-        self.in_call = false;
-        if result.is_err() {
-            self.call.restore(&mut self.table);
-            if let Some(stage) = &mut self.stage {
-                stage.sync(&self.table);
-                if !had_stage {
-                    self.stage = None;
-                }
+    /// Undoes the [`super::Call`] under way: every binding it made, every
+    /// state it changed, and the stage if the call opened it
+    /// (`had_stage`: one was open before).
+    pub(super) fn roll_back(&mut self, had_stage: bool) {
+        self.undo.restore(&mut self.table);
+        if let Some(stage) = &mut self.stage {
+            stage.sync(&self.table);
+            if !had_stage {
+                self.stage = None;
             }
         }
-        result
     }
 
     /// Makes room for the call under way to save `n` bindings' states (and
     /// the stage, if open), so that the saves cannot fail to allocate.
     #[inline(always)]
     pub(crate) fn reserve_saves(&mut self, n: usize) -> Result<()> {
-        self.call.reserve(n)?;
+        self.undo.reserve(n)?;
         match &mut self.stage {
             Some(stage) => stage.undo.reserve(n),
             None => Ok(()),

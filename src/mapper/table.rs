@@ -16,6 +16,7 @@
 use hashbrown::HashTable;
 
 use super::chunked::Chunked;
+use super::index::Index;
 pub use super::keyed::seed_hashing;
 use super::keyed::{identity_hash, mapped_hash, name_hash, same_name, Keys};
 
@@ -39,11 +40,57 @@ pub(crate) fn seen_at(now_ms: i64) -> i64 {
     now_ms.max(UNKNOWN_LAST_SEEN + 1)
 }
 
+/// A PID as a batch holds it: its 8 big-endian bytes read as a
+/// little-endian word. The batch path compares, hashes and writes PIDs in
+/// this form, with no byte swap (WebAssembly has no instruction for one);
+/// everything else reads [`Wire::value`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Wire(u64);
+
+impl Wire {
+    /// The form of `pid`.
+    #[inline(always)]
+    pub(crate) fn of(pid: i64) -> Wire {
+        Wire(u64::from_le_bytes(pid.to_be_bytes()))
+    }
+
+    /// The form of a PID's big-endian bytes, as a batch holds them.
+    #[inline(always)]
+    pub(crate) fn from_bytes(bytes: [u8; 8]) -> Wire {
+        Wire(u64::from_le_bytes(bytes))
+    }
+
+    /// The PID.
+    #[inline(always)]
+    pub(crate) fn value(self) -> i64 {
+        i64::from_be_bytes(self.0.to_le_bytes())
+    }
+
+    /// Its big-endian bytes, as a batch holds them.
+    #[inline(always)]
+    pub(crate) fn bytes(self) -> [u8; 8] {
+        self.0.to_le_bytes()
+    }
+
+    /// Whether the PID is a producer's (not below 0): the sign bit is the
+    /// top bit of the first byte.
+    #[inline(always)]
+    pub(crate) fn is_producer(self) -> bool {
+        self.0 & 0x80 == 0
+    }
+
+    /// The word, for the indexes' hashes.
+    #[inline(always)]
+    pub(crate) fn word(self) -> u64 {
+        self.0
+    }
+}
+
 /// One binding: 32 bytes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Binding {
-    pub(crate) pid: i64,
-    pub(crate) mapped: i64,
+    pub(crate) pid: Wire,
+    pub(crate) mapped: Wire,
     pub(crate) last_seen: i64,
     pub(crate) cluster: u32,
     pub(crate) salt: u8,
@@ -51,11 +98,17 @@ pub(crate) struct Binding {
 }
 
 impl Binding {
+    /// Whether a transaction of its producer is open.
+    #[inline(always)]
+    pub(crate) fn is_open(&self) -> bool {
+        self.flags & TXN_OPEN != 0
+    }
+
     /// What a position past the end reads as: no producer (PID and mapped
     /// PID -1, no mappable value; a cluster number no name has).
     pub(crate) const VACANT: Binding = Binding {
-        pid: -1,
-        mapped: -1,
+        pid: Wire(u64::MAX),
+        mapped: Wire(u64::MAX),
         last_seen: i64::MIN,
         cluster: u32::MAX,
         salt: 0,
@@ -81,12 +134,13 @@ fn name_hash_at(k: &Keys, names: &[String], i: u32) -> u64 {
 /// The identity hash of the binding at `i` (0 past the end).
 fn identity_hash_at(k: &Keys, all: &Chunked<Binding>, i: u32) -> u64 {
     all.get(i as usize)
-        .map_or(0, |b| identity_hash(k, b.cluster, b.pid))
+        .map_or(0, |b| identity_hash(k, b.cluster, b.pid.word()))
 }
 
 /// The mapped-PID hash of the binding at `i` (0 past the end).
 fn mapped_hash_at(k: &Keys, all: &Chunked<Binding>, i: u32) -> u64 {
-    all.get(i as usize).map_or(0, |b| mapped_hash(k, b.mapped))
+    all.get(i as usize)
+        .map_or(0, |b| mapped_hash(k, b.mapped.word()))
 }
 
 /// Bindings and cluster names with their indexes.
@@ -110,7 +164,7 @@ pub(crate) struct Table {
     /// with four).
     recent: std::cell::Cell<u32>,
     bindings: Chunked<Binding>,
-    by_identity: HashTable<u32>,
+    by_identity: Index,
     by_mapped: HashTable<u32>,
 }
 
@@ -125,7 +179,7 @@ impl Default for Table {
             cluster_index: HashTable::new(),
             recent: std::cell::Cell::new(u32::MAX),
             bindings: Chunked::default(),
-            by_identity: HashTable::new(),
+            by_identity: Index::default(),
             by_mapped: HashTable::new(),
         }
     }
@@ -175,8 +229,8 @@ impl Table {
             self.bindings.try_reserve(bindings).map_err(oom)?;
             let (k, all) = (&self.keys, &self.bindings);
             self.by_identity
-                .try_reserve(bindings, rehash(&|&i| identity_hash_at(k, all, i)))
-                .map_err(|_| out_of_memory("the binding table"))?;
+                .try_reserve(bindings, |i| identity_hash_at(k, all, i))
+                .map_err(oom)?;
             self.by_mapped
                 .try_reserve(bindings, rehash(&|&i| mapped_hash_at(k, all, i)))
                 .map_err(|_| out_of_memory("the binding table"))?;
@@ -356,12 +410,8 @@ impl Table {
         }
         self.by_identity.clear();
         for (i, b) in self.bindings.iter().enumerate() {
-            let all = &self.bindings;
-            self.by_identity.insert_unique(
-                identity_hash(&k, b.cluster, b.pid),
-                i as u32,
-                rehash(&|&j| identity_hash_at(&k, all, j)),
-            );
+            self.by_identity
+                .insert_unique(identity_hash(&k, b.cluster, b.pid.word()), i as u32);
         }
     }
 
@@ -386,6 +436,12 @@ impl Table {
         }
     }
 
+    /// The binding at `idx`, if there is one.
+    #[inline(always)]
+    pub(crate) fn get_checked(&self, idx: usize) -> Option<&Binding> {
+        self.bindings.get(idx)
+    }
+
     /// Sets the fields no index depends on.
     pub(crate) fn set_state(&mut self, idx: usize, last_seen: i64, flags: u8) {
         if let Some(b) = self.bindings.get_mut(idx) {
@@ -394,23 +450,28 @@ impl Table {
         }
     }
 
-    // Out of line in the module, for the reason `Batches::next_entry` is.
+    #[inline]
+    pub(crate) fn find_identity(&self, cluster: u32, pid: Wire) -> Option<usize> {
+        self.find_binding(cluster, pid).map(|(i, _)| i)
+    }
+
+    /// [`Table::find_identity`], with the binding found there. Out of line
+    /// in the module: it keeps the batch loop a method a JVM's JIT
+    /// compiles whole.
     #[cfg_attr(not(target_family = "wasm"), inline(always))]
     #[cfg_attr(target_family = "wasm", inline(never))]
-    pub(crate) fn find_identity(&self, cluster: u32, pid: i64) -> Option<usize> {
+    pub(crate) fn find_binding(&self, cluster: u32, pid: Wire) -> Option<(usize, Binding)> {
         self.by_identity
-            .find(identity_hash(&self.keys, cluster, pid), |&i| {
-                self.bindings
-                    .get(i as usize)
-                    .is_some_and(|b| b.cluster == cluster && b.pid == pid)
+            .find_map(identity_hash(&self.keys, cluster, pid.word()), |i| {
+                let b = self.bindings.get(i as usize)?;
+                (b.pid == pid && b.cluster == cluster).then_some((i as usize, *b))
             })
-            .map(|&i| i as usize)
     }
 
     /// Positions of the bindings holding `mapped`, in no particular order.
-    pub(crate) fn holders_of(&self, mapped: i64) -> impl Iterator<Item = usize> + '_ {
+    pub(crate) fn holders_of(&self, mapped: Wire) -> impl Iterator<Item = usize> + '_ {
         self.by_mapped
-            .iter_hash(mapped_hash(&self.keys, mapped))
+            .iter_hash(mapped_hash(&self.keys, mapped.word()))
             .map(|&i| i as usize)
             .filter(move |&i| self.bindings.get(i).is_some_and(|b| b.mapped == mapped))
     }
@@ -427,13 +488,10 @@ impl Table {
             *refs += 1;
         }
         let (k, bindings) = (&self.keys, &self.bindings);
-        self.by_identity.insert_unique(
-            identity_hash(k, b.cluster, b.pid),
-            idx as u32,
-            rehash(&|&i| identity_hash_at(k, bindings, i)),
-        );
+        self.by_identity
+            .insert_unique(identity_hash(k, b.cluster, b.pid.word()), idx as u32);
         self.by_mapped.insert_unique(
-            mapped_hash(k, b.mapped),
+            mapped_hash(k, b.mapped.word()),
             idx as u32,
             rehash(&|&i| mapped_hash_at(k, bindings, i)),
         );
@@ -447,29 +505,27 @@ impl Table {
         let b = *self.bindings.get(idx)?;
         let last = self.bindings.len() - 1;
         let pos = idx as u32;
-        if let Ok(e) = self
-            .by_identity
-            .find_entry(identity_hash(&k, b.cluster, b.pid), |&i| i == pos)
-        {
-            e.remove();
-        }
+        let all = &self.bindings;
+        self.by_identity
+            .remove(identity_hash(&k, b.cluster, b.pid.word()), pos, |i| {
+                identity_hash_at(&k, all, i)
+            });
         if let Ok(e) = self
             .by_mapped
-            .find_entry(mapped_hash(&k, b.mapped), |&i| i == pos)
+            .find_entry(mapped_hash(&k, b.mapped.word()), |&i| i == pos)
         {
             e.remove();
         }
         if let Some(&moved) = self.bindings.get(last).filter(|_| idx != last) {
             let from = last as u32;
-            if let Some(slot) = self
-                .by_identity
-                .find_mut(identity_hash(&k, moved.cluster, moved.pid), |&i| i == from)
-            {
-                *slot = pos;
-            }
+            self.by_identity.repoint(
+                identity_hash(&k, moved.cluster, moved.pid.word()),
+                from,
+                pos,
+            );
             if let Some(slot) = self
                 .by_mapped
-                .find_mut(mapped_hash(&k, moved.mapped), |&i| i == from)
+                .find_mut(mapped_hash(&k, moved.mapped.word()), |&i| i == from)
             {
                 *slot = pos;
             }

@@ -11,22 +11,26 @@ fn failed_call_undoes_bindings_touches_and_clusters() {
     m.map("A", 1, 10).unwrap();
     m.confirm();
     let before = m.snapshot();
-    let r: Result<()> = m.atomically(|m| {
-        let (_, idx) = m.map_indexed(SourceCluster::new("A").unwrap(), 1, 99)?;
-        m.touch(idx.unwrap(), 99, Some(true));
-        m.map_indexed(SourceCluster::new("new-cluster").unwrap(), 2, 99)?;
-        m.map_indexed(SourceCluster::new("A").unwrap(), 3, 99)?;
-        assert_eq!(m.len(), 3);
-        Err(Error::invalid("fail on purpose"))
-    });
-    assert!(r.is_err());
+    {
+        // A call that changes everything it can, then is dropped.
+        let mut call = m.begin(99);
+        call.map("A", 1).unwrap();
+        let a = call.cluster(SourceCluster::new("A").unwrap()).unwrap();
+        let found = call.find(a, Wire::of(1)).unwrap();
+        call.see(found, Some(true));
+        call.map("new-cluster", 2).unwrap();
+        call.map("A", 3).unwrap();
+        assert_eq!(call.m.len(), 3);
+        assert!(call.m.lookup("A", 1).unwrap().transaction_open);
+    }
     assert_eq!(m.snapshot(), before);
     assert_eq!(m.pending(), 0);
     assert!(m.table.find_cluster("new-cluster").is_none());
     assert_eq!(m.lookup("A", 1).unwrap().last_seen_ms, Some(10));
     // A successful call keeps its changes.
-    m.atomically(|m| m.map_indexed(SourceCluster::new("B").unwrap(), 1, 5))
-        .unwrap();
+    let mut call = m.begin(5);
+    call.map("B", 1).unwrap();
+    call.commit();
     assert!(m.lookup("B", 1).is_some());
 }
 
@@ -34,11 +38,10 @@ fn failed_call_undoes_bindings_touches_and_clusters() {
 fn a_failed_call_inside_a_stage_keeps_the_earlier_pending_bindings() {
     let mut m = mapper();
     m.map("A", 1, 10).unwrap();
-    let r: Result<()> = m.atomically(|m| {
-        m.map_indexed(SourceCluster::new("A").unwrap(), 2, 11)?;
-        Err(Error::invalid("fail on purpose"))
-    });
-    assert!(r.is_err());
+    {
+        let mut call = m.begin(11);
+        call.map("A", 2).unwrap();
+    }
     assert_eq!(m.pending(), 1);
     assert!(m.lookup("A", 2).is_none());
     assert!(m.lookup("A", 1).unwrap().pending);
@@ -147,13 +150,12 @@ fn removal_across_chunks_keeps_indexes_consistent() {
     assert_eq!(expired, (0..n).filter(|p| p % 2 == 1 && p % 7 != 0).count());
     // A call that binds past the next chunk boundary, then fails.
     let before = m.snapshot();
-    let r: Result<()> = m.atomically(|m| {
+    {
+        let mut call = m.begin(5);
         for pid in n..n + CHUNK as i64 + 10 {
-            m.map_indexed(SourceCluster::new("B").unwrap(), pid, 5)?;
+            call.map("B", pid).unwrap();
         }
-        Err(Error::invalid("fail on purpose"))
-    });
-    assert!(r.is_err());
+    }
     assert_eq!(m.snapshot(), before);
     let restored = Mapper::restore(&m.snapshot()).unwrap();
     for mapper in [&m, &restored] {
@@ -176,11 +178,10 @@ fn abort_undoes_the_whole_call_that_opened_the_stage() {
     m.confirm();
     let confirmed = m.snapshot();
     // One call touches A/1 first, then binds B/7: abort undoes both.
-    m.atomically(|m| {
-        m.map_indexed(SourceCluster::new("A").unwrap(), 1, 60)?;
-        m.map_indexed(SourceCluster::new("B").unwrap(), 7, 60)
-    })
-    .unwrap();
+    let mut call = m.begin(60);
+    call.map("A", 1).unwrap();
+    call.map("B", 7).unwrap();
+    call.commit();
     assert_eq!(m.lookup("A", 1).unwrap().last_seen_ms, Some(60));
     assert_eq!(m.abort(), 1);
     assert_eq!(m.snapshot(), confirmed);

@@ -1,13 +1,14 @@
 //! What callers read of a mapper: a binding by identity, every binding,
 //! the holders of a mapped PID, each as a [`BindingView`].
 
+use super::table::Wire;
 use super::{heapsort_by, BindingView, Mapper, RECORDED, TXN_OPEN, UNKNOWN_LAST_SEEN};
 
 impl Mapper {
     /// The binding of an identity, if bound.
     pub fn lookup(&self, source_cluster_id: &str, pid: i64) -> Option<BindingView<'_>> {
         let cluster = self.table.find_cluster(source_cluster_id)?;
-        let idx = self.table.find_identity(cluster, pid)?;
+        let idx = self.table.find_identity(cluster, Wire::of(pid))?;
         Some(self.view(idx))
     }
 
@@ -22,7 +23,7 @@ impl Mapper {
     pub fn holders(&self, mapped: i64) -> Vec<BindingView<'_>> {
         let mut out: Vec<_> = self
             .table
-            .holders_of(mapped)
+            .holders_of(Wire::of(mapped))
             .map(|i| self.view(i))
             .collect();
         heapsort_by(&mut out, |a, b| {
@@ -35,8 +36,8 @@ impl Mapper {
         let b = self.table.get(idx);
         BindingView {
             source_cluster_id: self.table.cluster_name(b.cluster),
-            pid: b.pid,
-            mapped: b.mapped,
+            pid: b.pid.value(),
+            mapped: b.mapped.value(),
             salt: b.salt,
             last_seen_ms: (b.last_seen != UNKNOWN_LAST_SEEN).then_some(b.last_seen),
             transaction_open: b.flags & TXN_OPEN != 0,

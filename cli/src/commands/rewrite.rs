@@ -90,7 +90,8 @@ pub fn run(a: &RewriteArgs) -> Result<String> {
     let options = RewriteOptions {
         strict_crc: false,
         complete: true,
-        ..RewriteOptions::default()
+        // Counted in the summary.
+        outcomes: true,
     };
     // Batch by batch, so a long file shows progress and every message
     // names the batch's offset in the file.

@@ -31,7 +31,7 @@ import java.util.Arrays;
  * shared memory and its {@link PidMapper} serialises calls, so there are no atomics to honour
  * beyond the interface's own.
  */
-final class FlatMemory implements Memory {
+final class FlatMemory implements Memory, LinearMemory {
     private static final VarHandle SHORT = MethodHandles.byteArrayViewVarHandle(short[].class, ByteOrder.LITTLE_ENDIAN);
     private static final VarHandle INT = MethodHandles.byteArrayViewVarHandle(int[].class, ByteOrder.LITTLE_ENDIAN);
     private static final VarHandle LONG = MethodHandles.byteArrayViewVarHandle(long[].class, ByteOrder.LITTLE_ENDIAN);
@@ -192,8 +192,14 @@ final class FlatMemory implements Memory {
      * unchanged) to {@code addr}: how a rewrite's header windows come in from the caller's buffer
      * with no copy between.
      */
-    void write(int addr, ByteBuffer src, int from, int n) {
+    @Override
+    public void write(int addr, ByteBuffer src, int from, int n) {
         src.get(from, bytes, range(addr, n), n);
+    }
+
+    @Override
+    public void write(int addr, byte[] data) {
+        write(addr, data, 0, data.length);
     }
 
     @Override

@@ -15,29 +15,50 @@ import java.util.Objects;
 import java.util.function.Function;
 
 /**
- * The mirrorpid broker module, loaded once: parsed (and, in {@link Mode#COMPILER}, compiled to
- * JVM bytecode) at {@link #load}, then instantiated for each {@link PidMapper}. Each mapper has
- * an instance, and so a linear memory, of its own: a mapper's failure or memory limit never
- * touches another's, and closing a mapper frees its memory. Thread-safe.
+ * The mirrorpid broker module, loaded once: compiled at {@link #load} (to native code by
+ * wasmtime, or to JVM bytecode by Chicory), then instantiated for each {@link PidMapper}. Each
+ * mapper has an instance, and so a linear memory, of its own: a mapper's failure or memory limit
+ * never touches another's, and closing a mapper frees its memory. Thread-safe.
+ *
+ * <p>Two runtimes run the same module with the same results ({@link Mode}): wasmtime inside this
+ * JVM, through a native library the jar carries for Linux on x86-64 ({@link Mode#NATIVE}, what
+ * {@link #load()} picks where it loads), and Chicory, a WebAssembly runtime in pure Java, everywhere
+ * else. {@link #mode()} names the one in use.
  */
 public final class MirrorPid {
-    /** How Chicory runs the module. */
+    /** Which runtime runs the module, and how. */
     public enum Mode {
+        /**
+         * wasmtime in this process, through the jar's native library (Linux on x86-64): the
+         * module compiled to machine code when loaded, calls crossing through JNI, the module's
+         * memory outside the Java heap. The fastest, and the default where it loads; elsewhere
+         * {@link MirrorPid#load()} falls back to {@link #COMPILER}.
+         */
+        NATIVE,
         /** Chicory's interpreter: no compilation, slowest; for environments that forbid it. */
         INTERPRETER,
         /**
-         * Compiled to JVM bytecode when loaded (Chicory's run-time compiler; about a second at
-         * {@link MirrorPid#load}): the fastest once warm, and the default.
+         * Chicory, compiled to JVM bytecode when loaded (its run-time compiler; about a second at
+         * {@link MirrorPid#load}): pure Java, and the default where {@link #NATIVE} is not
+         * available.
          */
         COMPILER,
         /**
-         * Compiled to JVM bytecode when this jar was built (Chicory's build-time compiler, its
+         * Chicory, compiled to JVM bytecode when this jar was built (its build-time compiler, its
          * classes in {@code dev.mirrorpid.internal}): nothing to compile at load and no bytecode
          * generated at run time, for a JVM that forbids defining classes; slower than {@link
          * #COMPILER} once warm (its code reaches memory and globals through helper methods;
          * {@code docs/PERFORMANCE.md}). Only for the jar's own module.
          */
-        BUILD_TIME
+        BUILD_TIME;
+
+        /**
+         * The fastest that runs here: {@link #NATIVE} where its library loads, else {@link
+         * #COMPILER}.
+         */
+        public static Mode preferred() {
+            return Wasmtime.available() ? NATIVE : COMPILER;
+        }
     }
 
     /** The resource the jar carries the module as. */
@@ -48,18 +69,24 @@ public final class MirrorPid {
     private final WasmModule module;
     private final Mode mode;
     private final Function<Instance, Machine> machines;
+    private final Wasmtime.Compiled compiled;
     private final int maxPages;
 
-    private MirrorPid(WasmModule module, Mode mode, Function<Instance, Machine> machines, int maxMemoryBytes) {
+    private MirrorPid(WasmModule module, Mode mode, Function<Instance, Machine> machines,
+            Wasmtime.Compiled compiled, int maxMemoryBytes) {
         this.module = module;
         this.mode = mode;
         this.machines = machines;
+        this.compiled = compiled;
         this.maxPages = Math.max(1, maxMemoryBytes / 65536);
     }
 
-    /** The module in this jar, compiled ({@link Mode#COMPILER}), each mapper's memory up to 2 GiB. */
+    /**
+     * The module in this jar, each mapper's memory up to 2 GiB, on the fastest runtime that runs
+     * here ({@link Mode#preferred()}).
+     */
     public static MirrorPid load() {
-        return load(Mode.COMPILER);
+        return load(Mode.preferred());
     }
 
     /** The module in this jar, run in {@code mode}. */
@@ -72,7 +99,7 @@ public final class MirrorPid {
         return new Builder();
     }
 
-    /** The mode it runs in. */
+    /** The runtime it runs on. */
     public Mode mode() {
         return mode;
     }
@@ -90,20 +117,24 @@ public final class MirrorPid {
     }
 
     /** A new instance of the module, its hash keys seeded from {@link SecureRandom}. */
-    Instance instantiate() {
-        MemoryLimits declared = module.memorySection().orElseThrow().getMemory(0).limits();
-        int pages = Math.max(declared.initialPages(), Math.min(maxPages, declared.maximumPages()));
-        // Linear memory in one byte[] (FlatMemory: a load or store is one comparison and one
-        // VarHandle access), not Chicory's default ByteBuffer nor its paged ByteArrayMemory
-        // (docs/PERFORMANCE.md, "On the JVM").
-        Instance.Builder b = Instance.builder(module)
-                .withMemoryLimits(new MemoryLimits(declared.initialPages(), pages))
-                .withMemoryFactory(FlatMemory::new);
-        if (machines != null) {
-            b.withMachineFactory(machines);
+    ModuleInstance instantiate() {
+        ModuleInstance instance;
+        if (compiled != null) {
+            instance = compiled.instantiate((int) Math.min((long) maxPages * 65536, Integer.MAX_VALUE));
+        } else {
+            MemoryLimits declared = module.memorySection().orElseThrow().getMemory(0).limits();
+            int pages = Math.max(declared.initialPages(), Math.min(maxPages, declared.maximumPages()));
+            // Linear memory in one byte[] (FlatMemory: a load or store is one comparison and one
+            // VarHandle access), not Chicory's default ByteBuffer nor its paged ByteArrayMemory.
+            Instance.Builder b = Instance.builder(module)
+                    .withMemoryLimits(new MemoryLimits(declared.initialPages(), pages))
+                    .withMemoryFactory(FlatMemory::new);
+            if (machines != null) {
+                b.withMachineFactory(machines);
+            }
+            instance = new ChicoryInstance(b.build());
         }
-        Instance instance = b.build();
-        int version = (int) instance.export("mp_abi_version").apply()[0];
+        int version = instance.call(Export.ABI_VERSION);
         if (version != Abi.VERSION) {
             throw new IllegalStateException("the module speaks ABI " + version + ", this library " + Abi.VERSION);
         }
@@ -111,19 +142,19 @@ public final class MirrorPid {
         synchronized (RANDOM) {
             seed = RANDOM.nextLong();
         }
-        instance.export("mp_hash_seed").apply(seed);
+        instance.call(Export.HASH_SEED, seed);
         return instance;
     }
 
     /** Builds a {@link MirrorPid}. */
     public static final class Builder {
-        private Mode mode = Mode.COMPILER;
+        private Mode mode = Mode.preferred();
         private int maxMemoryBytes = Integer.MAX_VALUE;
         private byte[] wasm;
 
         private Builder() {}
 
-        /** How Chicory runs the module (default {@link Mode#COMPILER}). */
+        /** The runtime that runs the module (default {@link Mode#preferred()}). */
         public Builder mode(Mode mode) {
             this.mode = Objects.requireNonNull(mode, "mode");
             return this;
@@ -149,10 +180,12 @@ public final class MirrorPid {
         }
 
         /**
-         * Parses (and, in {@link Mode#COMPILER}, compiles) the module.
+         * Loads the module: compiles it for {@link Mode#NATIVE} or {@link Mode#COMPILER}, parses it
+         * for {@link Mode#INTERPRETER}.
          *
-         * @throws IllegalStateException {@link Mode#BUILD_TIME} with a module of one's own: only
-         *     the jar's module was compiled when the jar was built
+         * @throws IllegalStateException {@link Mode#BUILD_TIME} with a module of one's own (only
+         *     the jar's module was compiled when the jar was built), or {@link Mode#NATIVE} where
+         *     its library does not load (the message says why)
          */
         public MirrorPid build() {
             if (mode == Mode.BUILD_TIME) {
@@ -161,23 +194,26 @@ public final class MirrorPid {
                             "Mode.BUILD_TIME runs the jar's own module, compiled when the jar was built: "
                                     + "use Mode.COMPILER for another module");
                 }
-                return new MirrorPid(BrokerModule.load(), mode, BrokerModule::create, maxMemoryBytes);
+                return new MirrorPid(BrokerModule.load(), mode, BrokerModule::create, null, maxMemoryBytes);
             }
-            WasmModule module;
-            if (wasm != null) {
-                module = Parser.parse(wasm);
-            } else {
-                try (InputStream in = MirrorPid.class.getResourceAsStream(RESOURCE)) {
-                    if (in == null) {
-                        throw new IllegalStateException("the jar has no " + RESOURCE + " (scripts/build.sh builds it)");
-                    }
-                    module = Parser.parse(in);
-                } catch (IOException e) {
-                    throw new UncheckedIOException(e);
-                }
+            byte[] bytes = wasm != null ? wasm : jarModule();
+            if (mode == Mode.NATIVE) {
+                return new MirrorPid(null, mode, null, new Wasmtime.Compiled(bytes), maxMemoryBytes);
             }
+            WasmModule module = Parser.parse(bytes);
             Function<Instance, Machine> machines = mode == Mode.COMPILER ? MachineFactoryCompiler.compile(module) : null;
-            return new MirrorPid(module, mode, machines, maxMemoryBytes);
+            return new MirrorPid(module, mode, machines, null, maxMemoryBytes);
+        }
+
+        private static byte[] jarModule() {
+            try (InputStream in = MirrorPid.class.getResourceAsStream(RESOURCE)) {
+                if (in == null) {
+                    throw new IllegalStateException("the jar has no " + RESOURCE + " (scripts/build.sh builds it)");
+                }
+                return in.readAllBytes();
+            } catch (IOException e) {
+                throw new UncheckedIOException(e);
+            }
         }
     }
 }

@@ -1,8 +1,5 @@
 package dev.mirrorpid;
 
-import com.dylibso.chicory.runtime.ExportFunction;
-import com.dylibso.chicory.runtime.Instance;
-import com.dylibso.chicory.runtime.Memory;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
@@ -32,12 +29,8 @@ import org.apache.kafka.common.record.internal.MemoryRecords;
  * refuses every call with {@link IllegalStateException}.
  */
 public final class PidMapper implements AutoCloseable {
-    private Instance instance;
-    /** The instance's linear memory: a {@link FlatMemory}, as {@link MirrorPid} makes every one. */
-    private FlatMemory memory;
+    private ModuleInstance instance;
     private final int handle;
-    private final ExportFunction alloc, free, rewriteHeaders, map, loadRecord, snapshot, expire,
-            expirePid, confirm, abort, pending, mapperLen;
     /**
      * Where {@code mp_output_info}'s 12 bytes are (fixed for the instance's life): every output
      * is found there after its call, without the up to three calls that would ask for it.
@@ -53,36 +46,28 @@ public final class PidMapper implements AutoCloseable {
     /** The offset in the fetch of each slot's entry. */
     private int[] offsets = new int[0];
 
-    private PidMapper(Instance instance, int handle) {
+    private PidMapper(ModuleInstance instance, int handle) {
         this.instance = instance;
-        this.memory = (FlatMemory) instance.memory();
         this.handle = handle;
-        this.alloc = instance.export("mp_alloc");
-        this.free = instance.export("mp_free");
-        this.rewriteHeaders = instance.export("mp_rewrite_headers");
-        this.map = instance.export("mp_map");
-        this.loadRecord = instance.export("mp_load_record");
-        this.snapshot = instance.export("mp_snapshot");
-        this.expire = instance.export("mp_expire");
-        this.expirePid = instance.export("mp_expire_pid");
-        this.confirm = instance.export("mp_confirm");
-        this.abort = instance.export("mp_abort");
-        this.pending = instance.export("mp_pending");
-        this.mapperLen = instance.export("mp_mapper_len");
-        this.info = (int) instance.export("mp_output_info").apply()[0];
+        this.info = instance.call(Export.OUTPUT_INFO);
     }
 
     static PidMapper create(MirrorPid module, String configJson) {
-        Instance instance = module.instantiate();
+        ModuleInstance instance = module.instantiate();
         byte[] config = configJson.getBytes(StandardCharsets.UTF_8);
-        int h = Call.made(instance, "mp_mapper_new", config);
+        int h = Call.made(instance, Export.MAPPER_NEW, config);
         return new PidMapper(instance, h);
     }
 
     static PidMapper restore(MirrorPid module, byte[] snapshot) {
-        Instance instance = module.instantiate();
-        int h = Call.made(instance, "mp_restore", snapshot);
+        ModuleInstance instance = module.instantiate();
+        int h = Call.made(instance, Export.RESTORE, snapshot);
         return new PidMapper(instance, h);
+    }
+
+    /** The instance's linear memory as the last call left it. */
+    private LinearMemory memory() {
+        return instance.memory();
     }
 
     /**
@@ -90,7 +75,8 @@ public final class PidMapper implements AutoCloseable {
      * pending until {@link #confirm()}: persist {@link MapResult#records()} first.
      */
     public synchronized MapResult map(String sourceClusterId, long pid, long nowMs) {
-        int salt = status("mp_map", () -> map.apply(handle, putSource(sourceClusterId), source.length, pid, nowMs));
+        int srcPtr = putSource(sourceClusterId);
+        int salt = status(Export.MAP, () -> instance.call(Export.MAP, handle, srcPtr, source.length, pid, nowMs));
         byte[] out = output();
         List<StateRecord> records = records(out, out.length - 8);
         long mapped = Abi.getLong(out, out.length - 8);
@@ -130,6 +116,7 @@ public final class PidMapper implements AutoCloseable {
         ensureSlots(count);
         // Each entry's window straight from the caller's buffer into its slot in linear memory,
         // with its length (big-endian, as the module reads it).
+        LinearMemory memory = memory();
         for (int i = 0; i < count; i++) {
             int slot = slotsPtr + i * Abi.SLOT_BYTES;
             int n = Math.min(Abi.WINDOW, length - offsets[i]);
@@ -137,8 +124,9 @@ public final class PidMapper implements AutoCloseable {
             memory.writeI32(slot + Abi.SLOT_LEN_OFFSET, Integer.reverseBytes(n));
         }
         int flags = complete ? Abi.FLAG_COMPLETE : 0;
-        int consumed = status("mp_rewrite_headers", () -> rewriteHeaders.apply(
+        int consumed = status(Export.REWRITE_HEADERS, () -> instance.rewriteHeaders(
                 handle, srcPtr, source.length, slotsPtr, count, length, nowMs, flags));
+        memory = memory();
         // Success: nothing can fail from here on. The changed slots' 12 bytes go back, read
         // from linear memory where they are (WebAssembly's loads are little-endian, the bytes
         // are in the batch's order: written in that order whatever the buffer's byte order).
@@ -204,7 +192,7 @@ public final class PidMapper implements AutoCloseable {
             blocks[0] = put(key);
             blocks[1] = value == null ? 0 : put(value);
             int kp = blocks[0], vp = blocks[1];
-            int status = status("mp_load_record", () -> loadRecord.apply(
+            int status = status(Export.LOAD_RECORD, () -> instance.call(Export.LOAD_RECORD,
                     handle, kp, key.length, vp, value == null ? -1 : value.length));
             LoadResult.Outcome outcome;
             switch (status & ~Abi.LOAD_UNDECLARED) {
@@ -222,40 +210,40 @@ public final class PidMapper implements AutoCloseable {
 
     /** Confirms every pending binding once its records are durable; returns how many. */
     public synchronized int confirm() {
-        return status("mp_confirm", () -> confirm.apply(handle));
+        return status(Export.CONFIRM, () -> instance.call(Export.CONFIRM, handle));
     }
 
     /** Takes back every pending binding and every change since the last confirm; how many. */
     public synchronized int abort() {
-        return status("mp_abort", () -> abort.apply(handle));
+        return status(Export.ABORT, () -> instance.call(Export.ABORT, handle));
     }
 
     /** How many bindings await {@link #confirm()}. */
     public synchronized int pending() {
-        return status("mp_pending", () -> pending.apply(handle));
+        return status(Export.PENDING, () -> instance.call(Export.PENDING, handle));
     }
 
     /** How many identities are bound, pending ones included. */
     public synchronized int size() {
-        return status("mp_mapper_len", () -> mapperLen.apply(handle));
+        return status(Export.MAPPER_LEN, () -> instance.call(Export.MAPPER_LEN, handle));
     }
 
     /** The confirmed state as snapshot bytes, for {@link MirrorPid#restore}. */
     public synchronized byte[] snapshot() {
-        int n = status("mp_snapshot", () -> snapshot.apply(handle));
-        return memory.readBytes(infoWord(Abi.INFO_PTR_OFFSET), n);
+        int n = status(Export.SNAPSHOT, () -> instance.call(Export.SNAPSHOT, handle));
+        return memory().readBytes(infoWord(Abi.INFO_PTR_OFFSET), n);
     }
 
     /** Drops bindings idle for {@code producerExpirationMs}; returns their tombstones. */
     public synchronized List<StateRecord> expire(long nowMs) {
-        status("mp_expire", () -> expire.apply(handle, nowMs));
+        status(Export.EXPIRE, () -> instance.call(Export.EXPIRE, handle, nowMs));
         byte[] out = output();
         return records(out, out.length);
     }
 
     /** Drops every binding of one mapped PID (the producer state expired it); tombstones. */
     public synchronized List<StateRecord> expirePid(long mapped) {
-        status("mp_expire_pid", () -> expirePid.apply(handle, mapped));
+        status(Export.EXPIRE_PID, () -> instance.call(Export.EXPIRE_PID, handle, mapped));
         byte[] out = output();
         return records(out, out.length);
     }
@@ -263,8 +251,10 @@ public final class PidMapper implements AutoCloseable {
     /** Frees the module's memory. Idempotent. */
     @Override
     public synchronized void close() {
-        instance = null;
-        memory = null;
+        if (instance != null) {
+            instance.close();
+            instance = null;
+        }
     }
 
     /** Whether {@link #close()} was called (or a trap closed it). */
@@ -281,15 +271,15 @@ public final class PidMapper implements AutoCloseable {
     }
 
     /** Runs an export returning a status: the value, or the error it names. */
-    private int status(String export, java.util.function.Supplier<long[]> call) {
+    private int status(Export export, java.util.function.IntSupplier call) {
         ensureOpen();
         int status;
         try {
-            status = (int) call.get()[0];
+            status = call.getAsInt();
         } catch (RuntimeException e) {
             // A trap or a runtime failure: the instance cannot be trusted any more.
             close();
-            throw new ModuleTrappedException(export, e);
+            throw new ModuleTrappedException(export.wasmName, e);
         }
         if (status < 0) {
             throw error(status);
@@ -306,7 +296,7 @@ public final class PidMapper implements AutoCloseable {
 
     /** A big-endian word of the output info. */
     private int infoWord(int offset) {
-        return Integer.reverseBytes(memory.readInt(info + offset));
+        return Integer.reverseBytes(memory().readInt(info + offset));
     }
 
     private boolean flag() {
@@ -314,7 +304,7 @@ public final class PidMapper implements AutoCloseable {
     }
 
     private byte[] output() {
-        return memory.readBytes(infoWord(Abi.INFO_PTR_OFFSET), infoWord(Abi.INFO_LEN_OFFSET));
+        return memory().readBytes(infoWord(Abi.INFO_PTR_OFFSET), infoWord(Abi.INFO_LEN_OFFSET));
     }
 
     /** The output unless it is the empty record list (one read, in the common case). */
@@ -323,7 +313,7 @@ public final class PidMapper implements AutoCloseable {
         if (n == Abi.EMPTY_RECORDS_BYTES) {
             return null;
         }
-        return memory.readBytes(infoWord(Abi.INFO_PTR_OFFSET), n);
+        return memory().readBytes(infoWord(Abi.INFO_PTR_OFFSET), n);
     }
 
     /** The record-list layout in {@code out[0, end)}. */
@@ -367,16 +357,17 @@ public final class PidMapper implements AutoCloseable {
         }
         if (id.length > sourceCap) {
             if (sourcePtr != 0) {
-                status("mp_free", () -> free.apply(sourcePtr));
+                int p = sourcePtr;
+                status(Export.FREE, () -> instance.call(Export.FREE, p));
             }
             sourcePtr = 0;
             sourceCap = 0;
             int cap = Math.max(64, id.length);
-            sourcePtr = status("mp_alloc", () -> alloc.apply(cap));
+            sourcePtr = status(Export.ALLOC, () -> instance.call(Export.ALLOC, cap));
             sourceCap = cap;
         }
         if (id.length > 0) {
-            memory.write(sourcePtr, id);
+            memory().write(sourcePtr, id);
         }
         source = id;
         sourceString = sourceClusterId;
@@ -388,12 +379,13 @@ public final class PidMapper implements AutoCloseable {
             return;
         }
         if (slotsPtr != 0) {
-            status("mp_free", () -> free.apply(slotsPtr));
+            int p = slotsPtr;
+            status(Export.FREE, () -> instance.call(Export.FREE, p));
             slotsPtr = 0;
             slotsCap = 0;
         }
         int cap = Math.max(16, Integer.highestOneBit(count - 1) << 1);
-        slotsPtr = status("mp_alloc", () -> alloc.apply((long) cap * Abi.SLOT_BYTES));
+        slotsPtr = status(Export.ALLOC, () -> instance.call(Export.ALLOC, (long) cap * Abi.SLOT_BYTES));
         slotsCap = cap;
     }
 
@@ -401,32 +393,31 @@ public final class PidMapper implements AutoCloseable {
         if (bytes.length == 0) {
             return 0;
         }
-        int p = status("mp_alloc", () -> alloc.apply(bytes.length));
-        memory.write(p, bytes);
+        int p = status(Export.ALLOC, () -> instance.call(Export.ALLOC, bytes.length));
+        memory().write(p, bytes);
         return p;
     }
 
     private void release(int[] blocks) {
         for (int p : blocks) {
             if (p != 0 && instance != null) {
-                free.apply(p);
+                instance.call(Export.FREE, p);
             }
         }
     }
 
     /** Calls made before a mapper exists. */
     private static final class Call {
-        static int made(Instance instance, String export, byte[] input) {
-            Memory memory = instance.memory();
+        static int made(ModuleInstance instance, Export export, byte[] input) {
             int p = 0;
             if (input.length > 0) {
-                p = (int) instance.export("mp_alloc").apply(input.length)[0];
+                p = instance.call(Export.ALLOC, input.length);
                 if (p < 0) {
                     throw failure(instance, p);
                 }
-                memory.write(p, input);
+                instance.memory().write(p, input);
             }
-            int h = (int) instance.export(export).apply(p, input.length)[0];
+            int h = instance.call(export, p, input.length);
             if (h < 0) {
                 throw failure(instance, h);
             }
@@ -434,9 +425,9 @@ public final class PidMapper implements AutoCloseable {
         }
 
         /** The failure a status names, with the module's message (read before any other call). */
-        static MirrorPidException failure(Instance instance, int status) {
-            int p = (int) instance.export("mp_last_error_ptr").apply()[0];
-            int n = (int) instance.export("mp_last_error_len").apply()[0];
+        static MirrorPidException failure(ModuleInstance instance, int status) {
+            int p = instance.call(Export.LAST_ERROR_PTR);
+            int n = instance.call(Export.LAST_ERROR_LEN);
             String message = new String(instance.memory().readBytes(p, n), StandardCharsets.UTF_8);
             Code code = Code.ofStatus(status);
             if (code == null) {

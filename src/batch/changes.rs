@@ -1,0 +1,183 @@
+//! What a rewrite decides about a fetch before it writes anything: the
+//! write of each batch whose PID changes ([`PidWrite`]), collected with
+//! what the walk found in [`Changes`], and made once the whole fetch has
+//! passed ([`write_all`], `HeaderView::write_all`).
+
+use serde::Serialize;
+
+use super::{be, put, ControlType, CRC_OFFSET, PRODUCER_ID_OFFSET};
+use crate::error::Result;
+use crate::mapper::table::room;
+
+/// What happened to one v2 batch.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct BatchOutcome {
+    /// Byte offset of the batch in the buffer.
+    pub offset: usize,
+    /// Its baseOffset.
+    #[serde(with = "crate::json::i64_str")]
+    pub base_offset: i64,
+    /// The producer ID it arrived with.
+    #[serde(with = "crate::json::i64_str")]
+    pub original_pid: i64,
+    /// The producer ID it leaves with.
+    #[serde(with = "crate::json::i64_str")]
+    pub mapped_pid: i64,
+    /// The salt of the binding (`None` for PID < 0).
+    pub salt: Option<u8>,
+    /// Whether the batch is transactional.
+    pub transactional: bool,
+    /// For a control batch, its marker (`"commit"`, `"abort"` or
+    /// `"other"` in JSON).
+    pub control: Option<ControlType>,
+}
+
+/// The bytes of a batch of `size` bytes after its producer ID: what the
+/// CRC patch shifts by. A batch is under 2^31 bytes (its batchLength is an
+/// i32) and at least a header.
+#[inline(always)]
+pub(crate) fn bytes_after_pid(size: usize) -> u32 {
+    size.saturating_sub(PRODUCER_ID_OFFSET + 8) as u32
+}
+
+/// One batch's producer ID write, decided but not yet made: a rewrite
+/// notes these while it checks a fetch and writes them only once all of
+/// it has passed.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct PidWrite {
+    /// The batch's entry number (its slot in a [`HeaderView`]).
+    pub(crate) entry: u32,
+    /// The batch's offset in the fetch.
+    pub(crate) offset: u32,
+    /// The new producer ID, big-endian.
+    pub(crate) pid: [u8; 8],
+    /// The CRC's change, as a word of the stored CRC's bytes read in the
+    /// machine's order: XORed into them without a byte swap in or out.
+    crc_xor: u32,
+}
+
+impl PidWrite {
+    /// The write of `pid` into the batch at `offset` (entry `entry`),
+    /// whose CRC changes by `delta` ([`crate::crc::Patch::after`]).
+    #[inline(always)]
+    pub(crate) fn new(entry: usize, offset: usize, pid: [u8; 8], delta: u32) -> PidWrite {
+        PidWrite {
+            entry: entry as u32,
+            offset: offset as u32,
+            pid,
+            crc_xor: u32::from_ne_bytes(delta.to_be_bytes()),
+        }
+    }
+
+    /// Writes the producer ID and patches the CRC of the batch whose first
+    /// bytes (its header at least) are `header`.
+    #[inline(always)]
+    pub(crate) fn apply(&self, header: &mut [u8]) {
+        let stored = u32::from_ne_bytes(be(header, CRC_OFFSET));
+        put(header, PRODUCER_ID_OFFSET, self.pid);
+        put(header, CRC_OFFSET, (stored ^ self.crc_xor).to_ne_bytes());
+    }
+}
+
+/// What a rewrite decided about a fetch: the batch writes, what the walk
+/// found (bytes consumed, legacy entries passed, each batch's outcome when
+/// asked for), and the CRC patch of the last delta kept for the next (old
+/// PID XOR new: the same for every producer of a source at one salt,
+/// since only the region bits change). Kept by the mapper between calls,
+/// so that a call allocates nothing and the patch is reused while the
+/// delta repeats.
+#[derive(Debug, Default)]
+pub(crate) struct Changes {
+    writes: Vec<PidWrite>,
+    /// Bytes of complete entries.
+    pub(crate) consumed: usize,
+    /// Legacy (magic 0/1) entries passed untouched.
+    pub(crate) legacy_entries: usize,
+    /// Each batch's outcome, when asked for.
+    pub(crate) outcomes: Vec<BatchOutcome>,
+    /// The last delta, as a word of the batch's bytes, and its patch.
+    delta: u64,
+    patch: Option<crate::crc::Patch>,
+    /// The last length after the PID the patch was shifted by, and the
+    /// change it made.
+    after: u32,
+    change: u32,
+}
+
+impl Changes {
+    /// Forgets the last call's (a new call), keeping the patch and the
+    /// buffers.
+    #[inline(always)]
+    pub(crate) fn clear(&mut self) {
+        self.writes.clear();
+        self.consumed = 0;
+        self.legacy_entries = 0;
+        if !self.outcomes.is_empty() {
+            self.outcomes.clear();
+        }
+    }
+
+    /// The writes, in fetch order.
+    #[inline(always)]
+    pub(crate) fn writes(&self) -> &[PidWrite] {
+        &self.writes
+    }
+
+    /// Notes that the batch at `offset` (entry `entry`) of `size` bytes
+    /// has its PID `old` written as `new`, having made room for it.
+    #[inline(always)]
+    pub(crate) fn note(
+        &mut self,
+        entry: usize,
+        offset: usize,
+        old: [u8; 8],
+        new: [u8; 8],
+        size: usize,
+    ) -> Result<()> {
+        let change = self.change(old, new, size);
+        room(&mut self.writes, 1, "a rewrite's results")?;
+        self.writes.push(PidWrite::new(entry, offset, new, change));
+        Ok(())
+    }
+
+    /// The CRC change of a batch of `size` bytes whose PID goes from `old`
+    /// to `new`.
+    #[inline(always)]
+    fn change(&mut self, old: [u8; 8], new: [u8; 8], size: usize) -> u32 {
+        let delta = u64::from_le_bytes(old) ^ u64::from_le_bytes(new);
+        let after = bytes_after_pid(size);
+        if delta != self.delta || self.patch.is_none() || after != self.after {
+            self.recompute(old, new, delta, after);
+        }
+        self.change
+    }
+
+    /// [`Changes::change`] when the delta or the length is new. Out of line
+    /// in the module: the multiplications it may take keep every function
+    /// of the batch path one a JVM's JIT compiles (Chicory makes each a
+    /// method).
+    #[cfg_attr(target_family = "wasm", inline(never))]
+    fn recompute(&mut self, old: [u8; 8], new: [u8; 8], delta: u64, after: u32) {
+        let patch = match self.patch {
+            Some(patch) if delta == self.delta => patch,
+            _ => crate::crc::Patch::new(old, new),
+        };
+        self.delta = delta;
+        self.patch = Some(patch);
+        self.after = after;
+        self.change = patch.after(after);
+    }
+}
+
+/// Makes `writes` in a fetch's bytes (each batch at its offset).
+pub(crate) fn write_all(writes: &[PidWrite], buf: &mut [u8]) {
+    for w in writes {
+        match buf.get_mut(w.offset as usize..) {
+            Some(header) => w.apply(header),
+            None => {
+                crate::error::invariant_broken("a write past the fetch's end", &());
+            }
+        }
+    }
+}

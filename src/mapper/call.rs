@@ -1,0 +1,380 @@
+//! A call as a value: every change a host call makes to the mapper goes
+//! through one [`Call`], which keeps what it needs to undo them. The host
+//! checks its work on the side (maps PIDs, walks a fetch, writes its
+//! output) and only then [`Call::commit`]s; a call dropped before that,
+//! by an error or on purpose, undoes everything it did, so no caller can
+//! forget the rollback. Kafka's `ProducerStateManager.prepareUpdate` and
+//! `ProducerAppendInfo` have the same shape.
+
+use super::stage::Stage;
+use super::table::{self, room, Binding, Wire, RECORDED, STAGE_SAVED, TXN_OPEN};
+use super::{collision_of, key, Collision, Durability, MapOutcome, Mapper, SourceCluster};
+use crate::batch::{Changes, PidWrite};
+use crate::error::{Error, Result};
+use crate::pid;
+use crate::record::{StateRecord, StateValue};
+
+/// One all-or-nothing call on a [`Mapper`], made by [`Mapper::begin`].
+///
+/// Bindings it makes are pending until [`Mapper::confirm`], as every
+/// binding is; what it returns in [`Call::records`] is what the host
+/// persists. Dropped without [`Call::commit`], it undoes every binding it
+/// made and every last-seen time and transaction state it changed.
+#[derive(Debug)]
+#[must_use = "a call dropped without commit() undoes everything it did"]
+pub struct Call<'a> {
+    pub(super) m: &'a mut Mapper,
+    /// The host's time for the whole call.
+    now_ms: i64,
+    /// Whether a stage was open when the call began (if not, one the call
+    /// opens goes with it when it is undone).
+    had_stage: bool,
+    committed: bool,
+}
+
+/// What a call collects, kept in the mapper between calls so that a call
+/// on bound producers allocates nothing.
+#[derive(Debug, Default)]
+pub(super) struct Scratch {
+    /// The records of the call under way.
+    records: Vec<StateRecord>,
+    /// Whether a binding of the call is a collision.
+    snapshot_required: bool,
+    /// The batch writes the call decided (the rewrite's list of changes).
+    changes: Changes,
+    /// The position of the binding the batch path used last, a hint for
+    /// the next call's first batch (checked before it is used).
+    last: Option<usize>,
+}
+
+impl Mapper {
+    /// Begins a call at host time `now_ms`: map PIDs or rewrite a fetch on
+    /// it, persist what it returns, then [`Call::commit`].
+    #[inline]
+    pub fn begin(&mut self, now_ms: i64) -> Call<'_> {
+        self.calls += 1;
+        self.undo.reset(&self.table);
+        let had_stage = self.stage.is_some();
+        self.scratch.snapshot_required = false;
+        if !self.scratch.records.is_empty() {
+            self.scratch.records.clear();
+        }
+        self.scratch.changes.clear();
+        Call {
+            m: self,
+            now_ms,
+            had_stage,
+            committed: false,
+        }
+    }
+}
+
+/// A binding the batch path found: where it is and what a batch of its
+/// producer needs.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Found {
+    pub(crate) idx: usize,
+    pub(crate) binding: Binding,
+}
+
+impl<'a> Call<'a> {
+    /// The records of the bindings this call made or met pending, in the
+    /// order they arose: persist them before the batches that carry their
+    /// PIDs are appended.
+    pub fn records(&self) -> &[StateRecord] {
+        &self.m.scratch.records
+    }
+
+    /// Whether a binding of this call is a collision: take a snapshot of
+    /// the producer state (`docs/DESIGN.md`).
+    pub fn snapshot_required(&self) -> bool {
+        self.m.scratch.snapshot_required
+    }
+
+    /// The host time the call was begun at.
+    pub fn now_ms(&self) -> i64 {
+        self.now_ms
+    }
+
+    /// Keeps every change the call made.
+    #[inline]
+    pub fn commit(mut self) {
+        self.committed = true;
+    }
+
+    /// Keeps every change the call made; returns its records.
+    pub fn commit_records(mut self) -> Vec<StateRecord> {
+        self.committed = true;
+        std::mem::take(&mut self.m.scratch.records)
+    }
+
+    /// The batch writes the call decided, in fetch order.
+    #[inline(always)]
+    pub(crate) fn writes(&self) -> &[PidWrite] {
+        self.m.scratch.changes.writes()
+    }
+
+    /// The call's list of changes, to note a batch write in.
+    #[inline(always)]
+    pub(crate) fn changes(&mut self) -> &mut Changes {
+        &mut self.m.scratch.changes
+    }
+
+    /// The call's list of changes, to read.
+    #[inline(always)]
+    pub(crate) fn changes_ref(&self) -> &Changes {
+        &self.m.scratch.changes
+    }
+
+    /// The binding the batch path used last, in this call or an earlier
+    /// one, if it is still a confirmed binding of `cluster`.
+    #[inline(always)]
+    pub(crate) fn last(&self, cluster: u32) -> Option<Found> {
+        let idx = self.m.scratch.last?;
+        let binding = *self.m.table.get_checked(idx)?;
+        (binding.cluster == cluster && !self.m.is_pending(idx)).then_some(Found { idx, binding })
+    }
+
+    /// Remembers the binding the batch path used last.
+    #[inline(always)]
+    pub(crate) fn set_last(&mut self, idx: usize) {
+        self.m.scratch.last = Some(idx);
+    }
+
+    /// Maps `pid` arriving from `source_cluster_id`, as
+    /// [`Mapper::map`] does.
+    pub fn map(&mut self, source_cluster_id: &str, pid: i64) -> Result<MapOutcome> {
+        if let Some(idx) = self.m.bound(source_cluster_id, pid) {
+            return self.touch_and_describe(idx, pid, None);
+        }
+        let source = SourceCluster::new(source_cluster_id)?;
+        self.map_new(source, pid, None)
+    }
+
+    /// The source cluster's number in the table, if any binding ever
+    /// named it (looked up once per fetch by the batch path).
+    #[inline]
+    pub(crate) fn cluster(&self, source: SourceCluster<'_>) -> Option<u32> {
+        self.m.table.find_cluster(source.as_str())
+    }
+
+    /// The binding of (`cluster`, `pid`), if bound: the batch path's
+    /// keyed lookup.
+    #[inline(always)]
+    pub(crate) fn find(&self, cluster: u32, pid: Wire) -> Option<Found> {
+        let (idx, binding) = self.m.table.find_binding(cluster, pid)?;
+        Some(Found { idx, binding })
+    }
+
+    /// Whether the binding at `idx` is pending.
+    #[inline(always)]
+    pub(crate) fn is_pending(&self, idx: usize) -> bool {
+        self.m.is_pending(idx)
+    }
+
+    /// Records that the binding `found` was seen in this call and, when
+    /// `txn` says so, that its transaction is open or ended: nothing
+    /// written when nothing changes. Returns the binding as it is now.
+    #[inline(always)]
+    pub(crate) fn see(&mut self, found: Found, txn: Option<bool>) -> Binding {
+        let mut b = found.binding;
+        let flags = match txn {
+            Some(true) => b.flags | TXN_OPEN,
+            Some(false) => b.flags & !TXN_OPEN,
+            None => b.flags,
+        };
+        let seen = table::seen_at(self.now_ms);
+        if seen > b.last_seen || flags != b.flags {
+            b.last_seen = seen.max(b.last_seen);
+            b.flags = flags;
+            self.set_state(found.idx, b.last_seen, flags);
+        }
+        b
+    }
+
+    /// The batch path's other cases: a pending binding (`bound`), seen and
+    /// described, or an identity not bound yet, mapped.
+    #[inline(never)]
+    pub(crate) fn map_pending_or_new(
+        &mut self,
+        bound: Option<usize>,
+        source: SourceCluster<'_>,
+        pid: i64,
+        txn: Option<bool>,
+    ) -> Result<MapOutcome> {
+        match bound {
+            Some(idx) => self.touch_and_describe(idx, pid, txn),
+            None => self.map_new(source, pid, txn),
+        }
+    }
+
+    /// Touches the bound identity at `idx` (its last-seen time, and its
+    /// transaction state as `txn` says) and describes it, having made
+    /// room for its record and its saved state first.
+    fn touch_and_describe(
+        &mut self,
+        idx: usize,
+        pid: i64,
+        txn: Option<bool>,
+    ) -> Result<MapOutcome> {
+        self.reserve(1)?;
+        room(&mut self.m.scratch.records, 1, "a call's records")?;
+        let binding = *self.m.table.get(idx);
+        self.see(Found { idx, binding }, txn);
+        Ok(self.describe(idx, pid))
+    }
+
+    /// Describes the bound identity at `idx`; a pending binding's record
+    /// comes back once per call (and joins the call's records).
+    fn describe(&mut self, idx: usize, pid: i64) -> MapOutcome {
+        let b = self.m.table.get(idx);
+        let mut outcome = MapOutcome {
+            pid,
+            mapped: b.mapped.value(),
+            salt: Some(b.salt),
+            collision: None,
+            record: None,
+            snapshot_required: false,
+        };
+        if self.m.is_pending(idx) {
+            self.describe_pending(idx, &mut outcome);
+        }
+        outcome
+    }
+
+    /// The part of [`Call::describe`] for a pending binding: its record
+    /// and collision, the first time this call meets it.
+    #[inline(never)]
+    fn describe_pending(&mut self, idx: usize, outcome: &mut MapOutcome) {
+        let salt = self.m.table.get(idx).salt;
+        let calls = self.m.calls;
+        let Some(stage) = &mut self.m.stage else {
+            return;
+        };
+        let k = idx.checked_sub(stage.start());
+        if let (Some(returned), Some(record)) = (
+            k.and_then(|k| stage.returned_in.get_mut(k)),
+            k.and_then(|k| stage.records.get(k)),
+        ) {
+            if *returned != calls {
+                *returned = calls;
+                outcome.record = record.clone();
+                outcome.collision = collision_of(salt, outcome.record.as_deref());
+                outcome.snapshot_required = outcome.collision.is_some();
+            }
+        }
+        self.keep(outcome);
+    }
+
+    /// Adds an outcome's record and collision to the call's.
+    fn keep(&mut self, outcome: &MapOutcome) {
+        let scratch = &mut self.m.scratch;
+        scratch.snapshot_required |= outcome.snapshot_required;
+        if let Some(record) = &outcome.record {
+            scratch.records.push((**record).clone());
+        }
+    }
+
+    /// Maps an identity that is not bound: classifies the PID, checks the
+    /// trust declaration, probes salts and binds it (pending), having made
+    /// room for everything first, so that a failure changes nothing.
+    fn map_new(
+        &mut self,
+        source: SourceCluster<'_>,
+        pid: i64,
+        txn: Option<bool>,
+    ) -> Result<MapOutcome> {
+        let source = source.as_str();
+        // The one place a PID is classified: no producer, or out of range.
+        let Some(split) = pid::split(source, pid)? else {
+            return Ok(MapOutcome::passthrough(pid));
+        };
+        if let pid::Origin::Region(region) = split.origin {
+            if self.m.undeclared(source, split.origin) {
+                return Err(Error::UndeclaredOrigin {
+                    source_cluster_id: source.to_owned(),
+                    pid,
+                    region,
+                });
+            }
+        }
+        let m = &mut *self.m;
+        let cluster = m.table.find_cluster(source);
+        let (salt, mapped, colliding) = m.probe(cluster, source, pid, split)?;
+        // Every allocation first, so that running out changes nothing.
+        m.make_room(cluster, source)?;
+        room(&mut m.scratch.records, 1, "a call's records")?;
+        let stage = match &mut m.stage {
+            Some(stage) => {
+                stage.reserve(1)?;
+                stage
+            }
+            None => m.stage.insert(Stage::open(&mut m.table, &m.undo)?),
+        };
+        let cluster = m.table.intern(source);
+        let recorded = salt > 0 || m.config.durability == Durability::Bindings;
+        let open = txn == Some(true);
+        let idx = m.table.insert(Binding {
+            pid: Wire::of(pid),
+            mapped: Wire::of(mapped),
+            last_seen: table::seen_at(self.now_ms),
+            cluster,
+            salt,
+            flags: if recorded { RECORDED } else { 0 } | if open { TXN_OPEN } else { 0 },
+        });
+        let record = recorded.then(|| {
+            Box::new(StateRecord {
+                key: key(&m.config, source, pid),
+                value: Some(StateValue {
+                    salt: i64::from(salt),
+                    colliding_cluster_id: colliding.clone().unwrap_or_default(),
+                    timestamp_ms: self.now_ms,
+                }),
+            })
+        });
+        stage.records.push(record.clone());
+        stage.returned_in.push(m.calls);
+        debug_assert_eq!(idx + 1, m.table.len());
+        let collision = colliding.map(|id| Collision {
+            colliding_cluster_id: id,
+        });
+        let outcome = MapOutcome {
+            pid,
+            mapped,
+            salt: Some(salt),
+            snapshot_required: collision.is_some(),
+            collision,
+            record,
+        };
+        self.keep(&outcome);
+        Ok(outcome)
+    }
+
+    /// Changes a binding's state, saving the old one first for this call
+    /// and for the stage.
+    #[inline]
+    fn set_state(&mut self, idx: usize, last_seen: i64, flags: u8) {
+        let m = &mut *self.m;
+        m.undo.save(&m.table, idx);
+        if let Some(stage) = &mut m.stage {
+            stage.save(&mut m.table, idx);
+        }
+        let keep = m.table.get(idx).flags & STAGE_SAVED;
+        m.table.set_state(idx, last_seen, flags | keep);
+    }
+
+    /// Makes room to record `n` more changed bindings, so that the batch
+    /// path's saves cannot fail to allocate.
+    #[inline(always)]
+    pub(crate) fn reserve(&mut self, n: usize) -> Result<()> {
+        self.m.reserve_saves(n)
+    }
+}
+
+impl Drop for Call<'_> {
+    fn drop(&mut self) {
+        if !self.committed {
+            self.m.roll_back(self.had_stage);
+        }
+    }
+}

@@ -1,0 +1,242 @@
+//! The batch path: one pass over a fetch's entries, each v2 header read
+//! once, its producer mapped on the call, its write decided.
+//!
+//! Two things repeat from batch to batch, and each is kept while it does.
+//! A fetch's batches come from few producers, most often one after
+//! another: a batch of the producer the batch before it had ([`Run`]),
+//! in this call or the one before, needs no lookup and no read of the
+//! table. And the 8 bytes a rewrite changes change by the same delta for
+//! every producer of a source at the same salt (a PID's own 40 bits are
+//! kept, only the region bits change): the call's list of changes
+//! (`batch::Changes`) computes the delta's CRC once while it repeats, and
+//! only its shift by the batch's length is new, and not even that when
+//! the length repeats too.
+
+use super::RewriteOptions;
+use crate::batch::{
+    be, step, Batch, BatchOutcome, Changes, ControlType, Entries, Step, ATTRIBUTES_OFFSET, CONTROL,
+    HEADER_LEN, PRODUCER_ID_OFFSET, TRANSACTIONAL,
+};
+use crate::error::{Error, Result};
+use crate::mapper::table::room;
+use crate::mapper::{Call, Found, SourceCluster, Wire};
+
+/// What a rewrite names when there is no memory for its results.
+const RESULTS: &str = "a rewrite's results";
+
+/// An entry that is not a whole v2 batch held in full.
+enum Other<'e> {
+    /// Where the walk ends (the fetch's end, a truncated tail, or the end
+    /// of what was gathered).
+    End,
+    /// A legacy entry, passed untouched.
+    Legacy { size: usize },
+    /// A v2 batch after all (near a header view's end, with a shorter
+    /// window).
+    Batch { rest: &'e [u8], size: usize },
+}
+
+/// The binding the last batch had, when it took the common path (bound
+/// and confirmed), with what the next batch of its producer needs.
+/// Forgotten whenever a batch takes the other path, which may add or move
+/// bindings.
+struct Run {
+    /// The producer ID as a batch holds it (compared undecoded).
+    raw: [u8; 8],
+    /// The binding as this call left it.
+    found: Found,
+    /// The mapped PID as a batch will hold it.
+    mapped: [u8; 8],
+    /// Whether this call has not seen the binding yet (it was the last
+    /// one of the call before).
+    unseen: bool,
+}
+
+/// What a batch's attributes say of its producer's transaction: open (a
+/// transactional data batch) or unchanged; a control batch's marker is
+/// read by [`marker`].
+#[inline(always)]
+fn transaction(header: &[u8; HEADER_LEN]) -> Option<Option<bool>> {
+    // The attributes' low byte holds both bits.
+    let low = header[ATTRIBUTES_OFFSET + 1] as i16;
+    if low & CONTROL != 0 {
+        return None;
+    }
+    Some((low & TRANSACTIONAL != 0).then_some(true))
+}
+
+/// What a control batch's marker says of its producer's transaction:
+/// ended by a COMMIT or ABORT, unchanged by any other marker.
+#[inline(never)]
+fn marker(batch: &Batch<'_>, offset: usize) -> Result<(Option<bool>, Option<ControlType>)> {
+    let control = batch.control_type(offset)?;
+    let ends = control.is_some_and(ControlType::ends_transaction);
+    Ok((ends.then_some(false), control))
+}
+
+/// Walks `entries` once on `call` for batches from `source`, noting in
+/// the call's list of changes what it finds and the writes it decides.
+// One copy for a fetch's bytes and one for its headers: each keeps its
+// entries' reads in the loop.
+#[inline(always)]
+pub(super) fn walk<'e>(
+    call: &mut Call<'_>,
+    source: SourceCluster<'_>,
+    entries: impl Entries<'e>,
+    options: RewriteOptions,
+) -> Result<()> {
+    let mut cluster = call.cluster(source);
+    let mut run: Option<Run> = cluster.and_then(|c| call.last(c)).map(|found| Run {
+        raw: found.binding.pid.bytes(),
+        found,
+        mapped: found.binding.mapped.bytes(),
+        unseen: true,
+    });
+    let (mut pos, mut index) = (0usize, 0usize);
+    while entries.more(index, pos) {
+        let (rest, size) = match entries.batch(index, pos) {
+            Some(found) => found,
+            None => match other_entry(call.changes(), entries, index, pos, options.complete)? {
+                Other::End => break,
+                Other::Legacy { size } => {
+                    pos += size;
+                    index += 1;
+                    continue;
+                }
+                Other::Batch { rest, size } => (rest, size),
+            },
+        };
+        let (offset, entry) = (pos, index);
+        pos += size;
+        index += 1;
+        let batch = Batch::new(rest.get(..size).unwrap_or(rest), size);
+        let Some(header) = rest.first_chunk::<HEADER_LEN>() else {
+            break;
+        };
+        if options.strict_crc {
+            check_crc(&batch, offset)?;
+        }
+        let (txn, control) = match transaction(header) {
+            Some(txn) => (txn, None),
+            None => marker(&batch, offset)?,
+        };
+        let raw: [u8; 8] = be(header, PRODUCER_ID_OFFSET);
+        let (mapped, salt) = match &mut run {
+            Some(r) if r.raw == raw => {
+                if r.unseen || txn.is_some_and(|open| open != r.found.binding.is_open()) {
+                    call.reserve(1)?;
+                    r.found.binding = call.see(r.found, txn);
+                    r.unseen = false;
+                }
+                (r.mapped, r.found.binding.salt)
+            }
+            _ => {
+                let pid = Wire::from_bytes(raw);
+                let found = match cluster {
+                    Some(c) if pid.is_producer() => call.find(c, pid),
+                    _ => None,
+                };
+                match found {
+                    Some(found) if !call.is_pending(found.idx) => {
+                        call.reserve(1)?;
+                        let binding = call.see(found, txn);
+                        let mapped = binding.mapped.bytes();
+                        run = Some(Run {
+                            raw,
+                            found: Found { binding, ..found },
+                            mapped,
+                            unseen: false,
+                        });
+                        (mapped, binding.salt)
+                    }
+                    _ => {
+                        run = None;
+                        let bound = found.map(|f| f.idx);
+                        let o = call.map_pending_or_new(bound, source, pid.value(), txn)?;
+                        if cluster.is_none() {
+                            cluster = call.cluster(source);
+                        }
+                        (o.mapped.to_be_bytes(), o.salt.unwrap_or(0))
+                    }
+                }
+            }
+        };
+        if mapped != raw {
+            call.changes().note(entry, offset, raw, mapped, size)?;
+        }
+        if options.outcomes {
+            describe(call.changes(), &batch, offset, raw, mapped, salt, control)?;
+        }
+    }
+    if let Some(r) = run {
+        call.set_last(r.found.idx);
+    }
+    call.changes().consumed = pos;
+    Ok(())
+}
+
+/// The entry at `offset` when it is not a whole v2 batch held in full
+/// ([`Entries::batch`]): the end of the walk, a legacy entry (counted),
+/// a v2 batch near the fetch's end, or the error the walk stops on.
+#[inline(never)]
+fn other_entry<'e>(
+    changes: &mut Changes,
+    entries: impl Entries<'e>,
+    index: usize,
+    offset: usize,
+    complete: bool,
+) -> Result<Other<'e>> {
+    let Some((rest, available)) = entries.at(index, offset)? else {
+        return Ok(Other::End);
+    };
+    Ok(match step(rest, offset, available, complete)? {
+        None => Other::End,
+        Some(Step { magic: 2, size }) => Other::Batch { rest, size },
+        Some(Step { size, .. }) => {
+            changes.legacy_entries += 1;
+            Other::Legacy { size }
+        }
+    })
+}
+
+/// Adds a batch's outcome.
+#[inline(never)]
+#[allow(clippy::too_many_arguments)]
+fn describe(
+    changes: &mut Changes,
+    batch: &Batch<'_>,
+    offset: usize,
+    raw: [u8; 8],
+    mapped: [u8; 8],
+    salt: u8,
+    control: Option<ControlType>,
+) -> Result<()> {
+    room(&mut changes.outcomes, 1, RESULTS)?;
+    let pid = i64::from_be_bytes(raw);
+    changes.outcomes.push(BatchOutcome {
+        offset,
+        base_offset: batch.base_offset(),
+        original_pid: pid,
+        mapped_pid: i64::from_be_bytes(mapped),
+        salt: (pid >= 0).then_some(salt),
+        transactional: batch.is_transactional(),
+        control,
+    });
+    Ok(())
+}
+
+/// Checks a whole batch's stored CRC against its records.
+#[inline(never)]
+fn check_crc(batch: &Batch<'_>, offset: usize) -> Result<()> {
+    let Some(computed) = batch.computed_crc() else {
+        return Err(Error::invalid("strict CRC needs the whole batch"));
+    };
+    if batch.crc() != computed {
+        return Err(Error::CrcMismatch {
+            offset,
+            stored: batch.crc(),
+            computed,
+        });
+    }
+    Ok(())
+}
