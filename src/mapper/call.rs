@@ -185,9 +185,8 @@ impl<'a> Call<'a> {
         };
         let seen = table::seen_at(self.now_ms);
         if seen > b.last_seen || flags != b.flags {
+            b.flags = self.set_state(found.idx, &b, seen.max(b.last_seen), flags);
             b.last_seen = seen.max(b.last_seen);
-            b.flags = flags;
-            self.set_state(found.idx, b.last_seen, flags);
         }
         b
     }
@@ -350,17 +349,20 @@ impl<'a> Call<'a> {
         Ok(outcome)
     }
 
-    /// Changes a binding's state, saving the old one first for this call
-    /// and for the stage.
+    /// Changes the state of the binding at `idx`, which is `old`, saving
+    /// it first for this call and for the stage; returns the flags it has
+    /// now.
     #[inline]
-    fn set_state(&mut self, idx: usize, last_seen: i64, flags: u8) {
+    fn set_state(&mut self, idx: usize, old: &Binding, last_seen: i64, flags: u8) -> u8 {
         let m = &mut *self.m;
-        m.undo.save(&m.table, idx);
+        m.undo.save_state(idx, old);
+        let mut keep = old.flags & STAGE_SAVED;
         if let Some(stage) = &mut m.stage {
-            stage.save(&mut m.table, idx);
+            keep |= stage.save(idx, old);
         }
-        let keep = m.table.get(idx).flags & STAGE_SAVED;
-        m.table.set_state(idx, last_seen, flags | keep);
+        let flags = flags | keep;
+        m.table.set_state(idx, last_seen, flags);
+        flags
     }
 
     /// Makes room to record `n` more changed bindings, so that the batch

@@ -7,7 +7,7 @@
 //! a list of saved states undoes the rest. The mapper refuses the calls
 //! that remove bindings (expiry, records) while a stage is open.
 
-use super::table::{room, Table, STAGE_SAVED};
+use super::table::{room, Binding, Table, STAGE_SAVED};
 use super::Mapper;
 use crate::error::{Error, Result};
 use crate::record::StateRecord;
@@ -47,12 +47,11 @@ impl Savepoint {
         room(&mut self.touched, n, "a savepoint")
     }
 
-    /// Saves the state of the binding at `idx` before a change, if it is
+    /// Saves the state `b` of the binding at `idx` before a change, if it is
     /// older than the savepoint.
-    #[inline]
-    pub(crate) fn save(&mut self, table: &Table, idx: usize) {
+    #[inline(always)]
+    pub(crate) fn save_state(&mut self, idx: usize, b: &Binding) {
         if idx < self.bindings_len {
-            let b = table.get(idx);
             self.touched.push((idx as u32, b.last_seen, b.flags));
         }
     }
@@ -125,15 +124,17 @@ impl Stage {
         self.records.len()
     }
 
-    /// Saves a binding's state before its first change in this stage.
+    /// Saves the state `b` of the binding at `idx` before its first change
+    /// in this stage; returns the flag that says it was saved, to keep.
     #[inline]
-    pub(crate) fn save(&mut self, table: &mut Table, idx: usize) {
+    pub(crate) fn save(&mut self, idx: usize, b: &Binding) -> u8 {
+        if idx < self.start() && b.flags & STAGE_SAVED == 0 {
+            self.undo.save_state(idx, b);
+        }
         if idx < self.start() {
-            let b = *table.get(idx);
-            if b.flags & STAGE_SAVED == 0 {
-                self.undo.save(table, idx);
-                table.set_state(idx, b.last_seen, b.flags | STAGE_SAVED);
-            }
+            STAGE_SAVED
+        } else {
+            0
         }
     }
 

@@ -9,11 +9,15 @@
 //! about the ABI stays in `docs/ABI.md` and the Java library: this file
 //! knows only the exports' names and signatures.
 //!
-//! The engine is configured for life inside a JVM: no signal handlers
-//! (the JVM owns SIGSEGV; bounds are checked in the compiled code
-//! instead), and linear memory that never moves, so that a `ByteBuffer`
-//! made over it stays valid as it grows (a new one, of the new size, is
-//! asked for when it has).
+//! The engine is configured for life inside a JVM. Linear memory never
+//! moves, so that a `ByteBuffer` made over it stays valid as it grows (a
+//! new one, of the new size, is asked for when it has). Out-of-bounds
+//! accesses are caught by guard pages and wasmtime's signal handlers,
+//! which pass every signal that does not come from the module's code on to
+//! the handler before them, the JVM's (as `libjsig` would); or, with
+//! `checked`, by explicit bounds checks in the compiled code and no signal
+//! handler at all, for a JVM that must keep its handlers to itself, at the
+//! cost of a check on every access.
 //!
 //! Java holds each compiled module and instance as a `long`, the address
 //! of a box this file made; `dev.mirrorpid.Wasmtime` frees each once, and
@@ -86,28 +90,32 @@ unsafe fn throw(env: *mut JNIEnv, message: &str) {
     }
 }
 
-/// The engine a JVM hosts: no signal handlers, memory that stays put.
-fn engine() -> wasmtime::Result<Engine> {
+/// The engine a JVM hosts: memory that stays put; bounds checked by guard
+/// pages, or in the code when `checked` (no signal handler).
+fn engine(checked: bool) -> wasmtime::Result<Engine> {
     let mut config = Config::new();
-    config.signals_based_traps(false);
-    config.memory_guard_size(0);
     config.memory_may_move(false);
-    // The module's memory is at most 2 GiB: reserved whole, so that it
-    // grows in place.
-    config.memory_reservation(1 << 31);
-    config.memory_reservation_for_growth(0);
-    // Spectre mitigations of heap accesses rely on signals-based traps.
-    // SAFETY: a Cranelift setting that exists; it changes how bounds are
-    // checked, not whether.
-    unsafe {
-        config.cranelift_flag_set("enable_heap_access_spectre_mitigation", "false");
-        config.cranelift_flag_set("enable_table_access_spectre_mitigation", "false");
+    if checked {
+        config.signals_based_traps(false);
+        config.memory_guard_size(0);
+        // The module's memory is at most 2 GiB: reserved whole, so that it
+        // grows in place.
+        config.memory_reservation(1 << 31);
+        config.memory_reservation_for_growth(0);
+        // Spectre mitigations of heap accesses rely on signals-based traps.
+        // SAFETY: Cranelift settings that exist; they change how bounds
+        // are checked, not whether.
+        unsafe {
+            config.cranelift_flag_set("enable_heap_access_spectre_mitigation", "false");
+            config.cranelift_flag_set("enable_table_access_spectre_mitigation", "false");
+        }
     }
     Engine::new(&config)
 }
 
-/// Compiles the module in `wasm` (a `byte[]`); returns the compiled
-/// module's handle, or 0 having thrown.
+/// Compiles the module in `wasm` (a `byte[]`), its bounds checked in code
+/// when `checked`; returns the compiled module's handle, or 0 having
+/// thrown.
 ///
 /// # Safety
 ///
@@ -118,11 +126,12 @@ pub unsafe extern "system" fn Java_dev_mirrorpid_Wasmtime_compile(
     env: *mut JNIEnv,
     _class: jclass,
     wasm: jbyteArray,
+    checked: jni_sys::jboolean,
 ) -> jlong {
     let len = ((**env).v1_1.GetArrayLength)(env, wasm);
     let mut bytes = vec![0u8; len.max(0) as usize];
     ((**env).v1_1.GetByteArrayRegion)(env, wasm, 0, len, bytes.as_mut_ptr().cast());
-    let compiled = engine().and_then(|engine| {
+    let compiled = engine(checked).and_then(|engine| {
         let module = Module::new(&engine, &bytes)?;
         Ok(Compiled { engine, module })
     });

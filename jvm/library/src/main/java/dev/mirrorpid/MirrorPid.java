@@ -32,7 +32,12 @@ public final class MirrorPid {
          * wasmtime in this process, through the jar's native library (Linux on x86-64): the
          * module compiled to machine code when loaded, calls crossing through JNI, the module's
          * memory outside the Java heap. The fastest, and the default where it loads; elsewhere
-         * {@link MirrorPid#load()} falls back to {@link #COMPILER}.
+         * {@link MirrorPid#load()} falls back to {@link #COMPILER}. The module's memory accesses are
+         * bounds-checked by guard pages and wasmtime's signal handlers, which pass every signal that
+         * does not come from the module on to the JVM's own; a JVM that must keep its signal
+         * handlers to itself sets the system property {@code mirrorpid.native.checkedMemory} to
+         * {@code true} before loading, and the checks are made in the compiled code instead, a
+         * little slower.
          */
         NATIVE,
         /** Chicory's interpreter: no compilation, slowest; for environments that forbid it. */

@@ -124,8 +124,17 @@ public final class PidMapper implements AutoCloseable {
             memory.writeI32(slot + Abi.SLOT_LEN_OFFSET, Integer.reverseBytes(n));
         }
         int flags = complete ? Abi.FLAG_COMPLETE : 0;
-        int consumed = status(Export.REWRITE_HEADERS, () -> instance.rewriteHeaders(
-                handle, srcPtr, source.length, slotsPtr, count, length, nowMs, flags));
+        int consumed;
+        try {
+            consumed = instance.rewriteHeaders(handle, srcPtr, source.length, slotsPtr, count, length, nowMs, flags);
+        } catch (RuntimeException e) {
+            // A trap or a runtime failure: the instance cannot be trusted any more.
+            close();
+            throw new ModuleTrappedException(Export.REWRITE_HEADERS.wasmName, e);
+        }
+        if (consumed < 0) {
+            throw error(consumed);
+        }
         memory = memory();
         // Success: nothing can fail from here on. The changed slots' 12 bytes go back, read
         // from linear memory where they are (WebAssembly's loads are little-endian, the bytes

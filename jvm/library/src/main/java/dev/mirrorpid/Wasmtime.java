@@ -66,8 +66,13 @@ final class Wasmtime {
         return UNAVAILABLE;
     }
 
-    /** The module in {@code wasm}, compiled; a {@link RuntimeException} if wasmtime refuses it. */
-    static native long compile(byte[] wasm);
+    /**
+     * The module in {@code wasm}, compiled, its memory accesses bounds-checked by guard pages and
+     * wasmtime's signal handlers (which pass every other signal on to the JVM's), or with {@code
+     * checked} by a check in the code and no handler; a {@link RuntimeException} if wasmtime
+     * refuses it.
+     */
+    static native long compile(byte[] wasm, boolean checked);
 
     static native void freeModule(long module);
 
@@ -95,6 +100,12 @@ final class Wasmtime {
     /** {@code mp_pending}, typed: the fixed cost of a call. */
     static native int pending(long instance, int handle);
 
+    /**
+     * The system property that, set to {@code true}, keeps wasmtime's signal handlers out of the
+     * JVM: bounds are then checked in the module's compiled code, a little slower.
+     */
+    static final String CHECKED_PROPERTY = "mirrorpid.native.checkedMemory";
+
     /** Frees what the native runtime holds for an object once it is unreachable. */
     static final Cleaner CLEANER = Cleaner.create();
 
@@ -106,7 +117,7 @@ final class Wasmtime {
             if (!available()) {
                 throw new IllegalStateException("the native runtime is not available: " + UNAVAILABLE);
             }
-            long m = compile(wasm);
+            long m = compile(wasm, Boolean.getBoolean(CHECKED_PROPERTY));
             this.module = m;
             CLEANER.register(this, () -> freeModule(m));
         }

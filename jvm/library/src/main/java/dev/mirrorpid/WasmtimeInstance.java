@@ -23,6 +23,9 @@ final class WasmtimeInstance extends ModuleInstance {
 
     @Override
     int call(Export export, long a0, long a1, long a2, long a3, long a4) {
+        if (export == Export.PENDING) {
+            return Wasmtime.pending(instance, (int) a0);
+        }
         return grown(Wasmtime.call(instance, export.ordinal(), a0, a1, a2, a3, a4));
     }
 
