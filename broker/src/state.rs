@@ -198,7 +198,7 @@ pub(crate) fn call_allocating(f: impl FnOnce(&mut State) -> Result<i32, Failure>
 fn run(allocates: bool, f: impl FnOnce(&mut State) -> Result<i32, Failure>) -> i32 {
     // A call inside a call: refused, and the state left to the outer one.
     let Some(Ok(mut state)) = state().map(RefCell::try_borrow_mut) else {
-        return -Code::BadArgument.value();
+        return inside_a_call();
     };
     let result = if allocates && !reserve::ensure() {
         Err(memory_full())
@@ -212,6 +212,14 @@ fn run(allocates: bool, f: impl FnOnce(&mut State) -> Result<i32, Failure>) -> i
         }
         Err(failure) => state.failed(failure),
     }
+}
+
+/// The status of a call made from inside a call (which the module, importing
+/// nothing, never sees).
+#[cold]
+#[inline(never)]
+fn inside_a_call() -> i32 {
+    -Code::BadArgument.value()
 }
 
 /// Reads the module state without a call (no message is cleared); 0 from

@@ -1,0 +1,57 @@
+//! The batch path's WebAssembly instructions, counted exactly as wasmtime
+//! fuel (`mirrorpid_host::instructions`), held to their budgets at every
+//! batch size: unlike a timing, a count is the same on every machine and in
+//! every run, so a change that makes the batch path cost more fails here.
+//!
+//! The budgets are `docs/PERFORMANCE.md`'s instruction table; the batch
+//! size changes only how many digits the CRC patch shifts by.
+
+use mirrorpid_host::{default_module_path, instructions};
+
+/// The budgets: (what, the most instructions it may take).
+const BUDGETS: [(&str, u64); 6] = [
+    ("a call doing nothing", 50),
+    ("a rewrite of an empty fetch", 600),
+    ("a call rewriting one batch", 1_070),
+    ("each further batch, a producer each", 600),
+    ("each further batch in a run of one producer", 300),
+    ("each further batch in a run, no two sizes alike", 620),
+];
+
+#[test]
+fn the_batch_path_runs_within_its_instruction_budget() {
+    let path = default_module_path();
+    for size in [256, 1024, 16 << 10, 1 << 20] {
+        let c = instructions::count(&path, size).unwrap();
+        let counted = [
+            c.idle_call,
+            c.empty_rewrite,
+            c.one_batch,
+            c.further_batch,
+            c.further_batch_in_run,
+            c.further_batch_in_run_sizes_vary,
+        ];
+        for ((what, budget), n) in BUDGETS.iter().zip(counted) {
+            // A batch of 1 MiB shifts its CRC patch by one digit more
+            // when its size is new: allowed for, where sizes vary.
+            let budget = if size > 1 << 14 && what.contains("no two sizes") {
+                budget + 150
+            } else {
+                *budget
+            };
+            assert!(
+                n <= budget,
+                "{what}, batches of {size} bytes: {n} instructions, over the budget of {budget}"
+            );
+        }
+    }
+}
+
+/// The counts are exact: the same twice.
+#[test]
+fn a_count_is_the_same_every_time() {
+    let path = default_module_path();
+    let a = instructions::count(&path, 1024).unwrap();
+    let b = instructions::count(&path, 1024).unwrap();
+    assert_eq!(a, b);
+}
