@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Writes docs/KAFKA.md's tables from the real-Kafka judge's findings.
 
-The judge (jvm/kafka, run by `mvn install` in jvm/) writes one JSON file per
-topology to jvm/kafka/target/judge/. Each table in docs/KAFKA.md sits between
+The judge (jvm/judge, run by `mvn install` in jvm/) writes one JSON file per
+topology to jvm/judge/target/judge/. Each table in docs/KAFKA.md sits between
 `<!-- judge:NAME -->` and `<!-- /judge:NAME -->` and is replaced by the rows
 of NAME.json. With --check, nothing is written and the exit status says
 whether the document is current (the test command runs it so).
@@ -14,7 +14,7 @@ import sys
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 DOC = ROOT / "docs" / "KAFKA.md"
-FINDINGS = ROOT / "jvm" / "kafka" / "target" / "judge"
+FINDINGS = ROOT / "jvm" / "judge" / "target" / "judge"
 BLOCK = re.compile(r"(<!-- judge:([a-z-]+) -->\n).*?(<!-- /judge:\2 -->)", re.S)
 
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs every test on a fresh machine, installing what is missing first:
 # fmt, clippy, native tests, the WASM builds, the broker module in wasmtime,
-# the JVM library on Chicory (Maven), the real-Kafka judge (jvm/kafka:
+# the JVM libraries (Maven: mirrorpid-jvm, mirrorpid-kafka), the real-Kafka judge (jvm/judge:
 # real broker processes, Kafka's own UnifiedLog), a bounded fuzz smoke run, wasm-pack
 # tests in Node and headless Chromium, and the playground's page tests in
 # headless Chromium.
@@ -49,7 +49,7 @@ bash scripts/build.sh
 log "broker module in wasmtime (no imports)"
 cargo test -p mirrorpid-host --release
 
-log "JVM library on Chicory, and the real-Kafka judge (jvm/: mvn -B install, javac -Xlint:all -Werror, JUnit; Kafka broker processes on 127.0.0.1)"
+log "JVM libraries, and the real-Kafka judge (jvm/: mvn -B install, javac -Xlint:all -Werror, JUnit; Kafka broker processes on 127.0.0.1)"
 ensure_maven
 (cd jvm && mvn -B --no-transfer-progress install)
 python3 scripts/kafka-doc.py --check

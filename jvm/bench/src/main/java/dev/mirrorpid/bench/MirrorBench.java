@@ -4,12 +4,14 @@ import dev.mirrorpid.MapperConfig;
 import dev.mirrorpid.MirrorPid;
 import dev.mirrorpid.PidMapper;
 import dev.mirrorpid.RewriteResult;
-import dev.mirrorpid.kafka.KafkaLogs;
-import dev.mirrorpid.kafka.LocalBroker;
+import dev.mirrorpid.judge.KafkaLogs;
+import dev.mirrorpid.judge.LocalBroker;
+import dev.mirrorpid.judge.NaiveLoop;
+import dev.mirrorpid.judge.SourceFetcher;
+import dev.mirrorpid.judge.Strategy;
 import dev.mirrorpid.kafka.MirrorLoop;
-import dev.mirrorpid.kafka.SourceFetcher;
+import dev.mirrorpid.kafka.PathLog;
 import dev.mirrorpid.kafka.StateLog;
-import dev.mirrorpid.kafka.Strategy;
 import java.io.File;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -49,9 +51,10 @@ import org.openjdk.jmh.annotations.Warmup;
 
 /**
  * End-to-end mirror throughput, side by side in one run: a fetch of 1 MiB of batches arrives,
- * goes through {@link MirrorLoop} (for mirrorpid: the rewrite, the copy check, the placing), and
- * is appended to a Kafka {@code UnifiedLog} with {@code appendAsFollower}, which checks every
- * batch's CRC and writes the segment. {@code verbatim} does the same without the rewrite;
+ * goes through mirrorpid-kafka's {@link MirrorLoop} (the rewrite, the copy check, the placing,
+ * the path's checkpoint), and is appended to a Kafka {@code UnifiedLog} with {@code
+ * appendAsFollower}, which checks every batch's CRC and writes the segment. {@code verbatim}
+ * places and appends alike without the rewrite ({@link NaiveLoop});
  * {@code rewrite} is the arrival and mirrorpid's rewrite alone, {@code land} the arrival alone,
  * so that {@code rewrite - land} is mirrorpid's share of the whole.
  *
@@ -61,8 +64,8 @@ import org.openjdk.jmh.annotations.Warmup;
  * log, where a real idempotent producer wrote them with {@code batch.size} the batch size: from
  * source fetch to destination append, as a mirror runs. The logs live on tmpfs ({@code
  * /dev/shm}) where there is one. Before each invocation the log is emptied (Kafka's producer
- * state with it), so the same fetch is never a copy; the mapper keeps its bindings, the steady
- * state of a running mirror.
+ * state with it) and the loop starts again from an empty path log, so the same fetch is never a
+ * copy; the mapper keeps its bindings, the steady state of a running mirror.
  *
  * <p>Results in {@code docs/PERFORMANCE.md}; {@code scripts/bench-jvm.sh mirror} runs it.
  */
@@ -101,8 +104,11 @@ public class MirrorBench {
     private KafkaScheduler scheduler;
     private UnifiedLog log;
     private UnifiedLog stateLog;
+    private UnifiedLog pathLog;
     private PidMapper mapper;
     private MirrorLoop loop;
+    private NaiveLoop verbatim;
+    private StateLog state;
     private int records;
     private long pid;
     private LocalBroker source;
@@ -136,14 +142,11 @@ public class MirrorBench {
         Properties compact = new Properties();
         compact.put("cleanup.policy", "compact");
         stateLog = KafkaLogs.open(new File(dir, "__mirror_state-0"), compact, scheduler, true);
+        pathLog = KafkaLogs.open(new File(dir, "__mirror_paths-0"), compact, scheduler, true);
         Uuid topic = Uuid.fromString("bxw7Kp1OS3-KHC0-T1prfA");
         mapper = MirrorPid.load().newMapper(MapperConfig.builder(topic, 0).build());
-        if (path.equals("verbatim")) {
-            loop = new MirrorLoop(Strategy.VERBATIM, log, 0, null, null);
-        } else {
-            loop = new MirrorLoop(Strategy.MIRRORPID, log, 0,
-                    new StateLog(stateLog, 0, new File(dir, "snapshot").toPath()), mapper);
-        }
+        verbatim = new NaiveLoop(Strategy.VERBATIM, log, 0);
+        state = new StateLog(stateLog, 0, new File(dir, "snapshot").toPath());
         // Bind the producer once: the steady state.
         mapper.map("east", pid, System.currentTimeMillis());
         mapper.confirm();
@@ -218,6 +221,9 @@ public class MirrorBench {
     @Setup(Level.Invocation)
     public void empty() throws IOException {
         log.truncateFullyAndStartAt(0, Optional.empty());
+        // A mirror that never carried the fetch: its path's positions would take it for a copy.
+        pathLog.truncateFullyAndStartAt(0, Optional.empty());
+        loop = MirrorLoop.builder(log, 0, state, new PathLog(pathLog, 0)).mapper(mapper).build();
         if (landed != null) {
             landed.clear();
         }
@@ -228,6 +234,7 @@ public class MirrorBench {
         mapper.close();
         log.close();
         stateLog.close();
+        pathLog.close();
         scheduler.shutdown();
         KafkaLogs.delete(dir);
         if (fetcher != null) {
@@ -255,6 +262,9 @@ public class MirrorBench {
         if (path.equals("rewrite")) {
             RewriteResult r = mapper.rewrite("east", fetched, System.currentTimeMillis());
             return r.consumed();
+        }
+        if (path.equals("verbatim")) {
+            return verbatim.mirror("east", fetched, System.currentTimeMillis()).lastOffset();
         }
         return loop.mirror("east", fetched, System.currentTimeMillis()).lastOffset();
     }

@@ -1,80 +1,338 @@
 package dev.mirrorpid.kafka;
 
+import dev.mirrorpid.kafka.PathCheckpoint.Position;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.time.Duration;
+import java.util.BitSet;
+import java.util.Collection;
 import java.util.HashMap;
+import java.util.HashSet;
+import java.util.Iterator;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Optional;
+import java.util.Set;
 import org.apache.kafka.common.record.internal.RecordBatch;
+import org.apache.kafka.server.storage.log.FetchIsolation;
 import org.apache.kafka.storage.internals.log.BatchMetadata;
+import org.apache.kafka.storage.internals.log.FetchDataInfo;
 import org.apache.kafka.storage.internals.log.ProducerStateEntry;
 import org.apache.kafka.storage.internals.log.UnifiedLog;
 
 /**
  * Tells a mirrored batch that the destination already holds from one it does not: a copy that
- * came by a second path (a diamond) or again after a crash between the append and the host's
- * note of how far it mirrored. Kafka does not deduplicate follower appends, so a mirror that
- * does not drop copies writes them twice.
+ * came by a second path (a diamond, a mesh) or again after a crash between the append and the
+ * path's checkpoint. Kafka does not deduplicate follower appends, so a mirror that does not drop
+ * copies writes them twice, and a copy of a COMMIT or ABORT marker closes whatever transaction
+ * its PID has open, which may be a later one.
  *
  * <p>It works because mirrorpid maps every copy of a producer's batch to the same PID with the
- * same epoch and sequences, and it judges by Kafka's own producer state at the destination
- * (which a new leader rebuilds from the log, so the judgement survives a crash):
+ * same epoch and sequences, so every path into the partition carries one stream per producer,
+ * in the producer's order, each path as far as it got. The destination holds the longest of
+ * them. Copies judges each batch against Kafka's own producer state at the destination (which a
+ * new leader rebuilds from the log) and against where the batch's path stands in that stream
+ * (its {@link PathCheckpoint.Position}, which survives a leader change in the path's
+ * checkpoint):
  *
  * <ul>
- *   <li>a data batch is a copy when Kafka's entry for its PID is past it: a higher epoch, or
- *       the same epoch and a last sequence at or beyond the batch's. A producer's own retries
- *       never reach a mirror twice (its source log deduplicated them), and an epoch bump starts
- *       above the entry, so neither is taken for a copy;
- *   <li>a COMMIT or ABORT marker is a copy when Kafka's entry is past the last data batch this
- *       path carried for the PID: the marker closed a transaction that another path already
- *       closed, and passing it could close a later one. A path's first marker for a PID after
- *       a leader change has no such position and passes.
+ *   <li>a <b>data batch</b> is a copy when the destination is past it: Kafka's entry for its PID
+ *       has a higher epoch, or the same epoch and a last sequence at or beyond the batch's. A
+ *       producer's own retries never reach a mirror twice (its source log deduplicated them),
+ *       and an epoch bump, a restarted producer and a producer back after expiry all start
+ *       above the entry, so none is taken for a copy. When Kafka has expired the PID, the
+ *       furthest position any path holds for it stands in for the entry, so a path that lags
+ *       by longer than the expiry still finds its copies;
+ *   <li>a <b>COMMIT or ABORT marker</b> is new only when it closes the transaction its own path
+ *       opened: Kafka's entry has a transaction open and ends at the very data batch the path
+ *       carried last. Everywhere else it is a copy: the path is behind the destination (the
+ *       marker closed a transaction another path already closed, and passing it would close a
+ *       later one), or no transaction is open (the marker would change nothing a consumer
+ *       reads), or the path never carried the transaction's data (another path did, and brings
+ *       the marker).
  * </ul>
  *
- * Batches without a PID or a sequence are never copies. A PID's entry that Kafka expired makes
- * its next batch new again.
+ * Batches without a PID or a sequence are never copies. Within one fetch, each batch is judged
+ * against the destination as the batches before it leave it. A path's position moves with every
+ * batch it carries, copies included: a lagging path's marker is judged by where that path is,
+ * not where the destination is.
+ *
+ * <p>{@link #judge} changes nothing; {@link #apply} records the judged fetch's positions once
+ * its batches are in the log. The class is single-threaded, as a partition's mirror is.
  */
 public final class Copies {
-    /** Per path (source cluster) and PID: the epoch and last sequence of its last data batch. */
-    private final Map<String, Map<Long, long[]>> paths = new HashMap<>();
+    /**
+     * How long a path's position is kept for a PID that Kafka's producer state no longer holds:
+     * seven days, Kafka's default {@code retention.ms}, beyond which a lagging path's source
+     * has normally deleted what it could still bring.
+     */
+    public static final long DEFAULT_HORIZON_MS = Duration.ofDays(7).toMillis();
 
-    /** Whether {@code batch}, arriving from {@code sourceClusterId}, is already in {@code log}. */
-    public boolean isCopy(UnifiedLog log, String sourceClusterId, RecordBatch batch) {
-        long pid = batch.producerId();
-        if (pid < 0) {
-            return false;
+    private final Map<String, Map<Long, Position>> paths = new HashMap<>();
+    /** Where each producer stands in the log beyond the latest checkpoint, at a leader's start. */
+    private final Map<Long, Position> tail = new HashMap<>();
+    private final long horizonMs;
+    /** Counts applied judgements: a judgement made before another was applied is stale. */
+    private long generation;
+
+    /** No path carried anything yet; positions of PIDs Kafka expired are kept {@code horizonMs}. */
+    public Copies(long horizonMs) {
+        if (horizonMs < 0) {
+            throw new IllegalArgumentException("negative horizon " + horizonMs);
         }
-        Map<Long, long[]> path = paths.computeIfAbsent(sourceClusterId, k -> new HashMap<>());
+        this.horizonMs = horizonMs;
+    }
+
+    /**
+     * The positions of {@code checkpoints}, as a new leader of {@code log} takes them over, with
+     * what the log holds from offset {@code tail} on (-1: nothing), the log end when the latest
+     * checkpoint was stored or the latest leader started: the batches a leader appended and
+     * died before it checkpointed. Its path fetches them again, and when Kafka has expired their
+     * producers meanwhile (a producer's entry ages by its batches' timestamps, so a backlog
+     * mirrored late expires at once), only this tail says that they are copies.
+     */
+    public static Copies restore(Collection<PathCheckpoint> checkpoints, UnifiedLog log, long tail, long horizonMs) {
+        Copies copies = new Copies(horizonMs);
+        for (PathCheckpoint c : checkpoints) {
+            if (copies.paths.put(c.path(), new HashMap<>(c.positions())) != null) {
+                throw new IllegalArgumentException("two checkpoints of path " + c.path());
+            }
+        }
+        if (tail >= 0) {
+            copies.readTail(log, tail);
+        }
+        return copies;
+    }
+
+    /** Where each producer stands in {@code log} from offset {@code from} to its end. */
+    private void readTail(UnifiedLog log, long from) {
+        long offset = Math.max(from, log.logStartOffset());
+        try {
+            while (offset < log.logEndOffset()) {
+                FetchDataInfo info = log.read(offset, 1 << 20, FetchIsolation.LOG_END, true);
+                long next = offset;
+                for (RecordBatch batch : info.records.batches()) {
+                    next = batch.nextOffset();
+                    long pid = batch.producerId();
+                    if (batch.lastOffset() < offset || pid < 0) {
+                        continue;
+                    }
+                    short epoch = batch.producerEpoch();
+                    if (batch.isControlBatch()) {
+                        Position before = tail.get(pid);
+                        int sequence = before != null && before.epoch() == epoch ? before.lastSequence() : -1;
+                        tail.put(pid, new Position(epoch, sequence, true, 0));
+                    } else if (batch.baseSequence() >= 0) {
+                        tail.put(pid, new Position(epoch, batch.lastSequence(), false, 0));
+                    }
+                }
+                if (next == offset) {
+                    break;
+                }
+                offset = next;
+            }
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    /** Where {@code path} stands, by PID (read-only; empty for a path that carried nothing). */
+    public Map<Long, Position> positions(String path) {
+        Map<Long, Position> p = paths.get(path);
+        return p == null ? Map.of() : java.util.Collections.unmodifiableMap(p);
+    }
+
+    /**
+     * Judges {@code batches}, in order, arriving by {@code path} for {@code log}; changes
+     * nothing. Apply the judgement ({@link #apply}) once the batches kept are in the log.
+     */
+    public Judgement judge(UnifiedLog log, String path, Iterable<? extends RecordBatch> batches, long nowMs) {
+        Objects.requireNonNull(log, "log");
+        Objects.requireNonNull(path, "path");
+        Map<Long, Position> carried = paths.getOrDefault(path, Map.of());
+        Map<Long, Position> moved = new HashMap<>();
+        Map<Long, Head> heads = new HashMap<>();
+        BitSet copy = new BitSet();
+        int index = 0;
+        for (RecordBatch batch : batches) {
+            long pid = batch.producerId();
+            boolean control = batch.isControlBatch();
+            if (pid >= 0 && (control || batch.baseSequence() >= 0)) {
+                Head head = heads.computeIfAbsent(pid, p -> head(log, p));
+                Position before = moved.containsKey(pid) ? moved.get(pid) : carried.get(pid);
+                short epoch = batch.producerEpoch();
+                Position after;
+                boolean isCopy;
+                if (control) {
+                    isCopy = !head.closedBy(before);
+                    int sequence = before != null && before.epoch() == epoch ? before.lastSequence() : -1;
+                    after = new Position(epoch, sequence, true, nowMs);
+                    if (!isCopy) {
+                        head.close(epoch);
+                    }
+                } else {
+                    after = new Position(epoch, batch.lastSequence(), false, nowMs);
+                    isCopy = head.holds(epoch, batch.lastSequence());
+                    if (!isCopy) {
+                        head.append(epoch, batch.lastSequence(), batch.isTransactional());
+                    }
+                }
+                moved.put(pid, after);
+                copy.set(index, isCopy);
+            }
+            index++;
+        }
+        return new Judgement(path, copy, index, moved, generation);
+    }
+
+    /**
+     * Records where {@code judgement}'s path now stands; call it once the judged batches that
+     * were not copies are in the log.
+     *
+     * @throws IllegalStateException the judgement was applied already, or another one was
+     *     applied after it was made (its view of the log is stale)
+     */
+    public void apply(Judgement judgement) {
+        if (judgement.generation != generation) {
+            throw new IllegalStateException("a stale judgement of path " + judgement.path
+                    + ": another was applied after it was made");
+        }
+        generation++;
+        paths.computeIfAbsent(judgement.path, k -> new HashMap<>()).putAll(judgement.moved);
+    }
+
+    /**
+     * Forgets the positions of PIDs that Kafka's producer state no longer holds and that no
+     * path carried for longer than the horizon, and the tail's positions that a path has
+     * reached; returns the paths' by path.
+     */
+    public Map<String, Set<Long>> forget(UnifiedLog log, long nowMs) {
+        Map<String, Set<Long>> forgotten = new HashMap<>();
+        for (Map.Entry<String, Map<Long, Position>> path : paths.entrySet()) {
+            Iterator<Map.Entry<Long, Position>> it = path.getValue().entrySet().iterator();
+            while (it.hasNext()) {
+                Map.Entry<Long, Position> e = it.next();
+                if (nowMs - e.getValue().lastMs() > horizonMs
+                        && log.producerStateManager().lastEntry(e.getKey()).isEmpty()) {
+                    it.remove();
+                    forgotten.computeIfAbsent(path.getKey(), k -> new HashSet<>()).add(e.getKey());
+                }
+            }
+        }
+        tail.entrySet().removeIf(e -> paths.values().stream()
+                .anyMatch(p -> p.containsKey(e.getKey()) && p.get(e.getKey()).atOrBeyond(e.getValue())));
+        generation++;
+        return forgotten;
+    }
+
+    /**
+     * Where the destination stands for {@code pid}: Kafka's entry, else the furthest of the
+     * paths' positions and the tail's.
+     */
+    private Head head(UnifiedLog log, long pid) {
         Optional<ProducerStateEntry> entry = log.producerStateManager().lastEntry(pid);
-        if (batch.isControlBatch()) {
-            long[] position = path.get(pid);
-            return position != null && entry.isPresent() && after(entry.get(), position[0], position[1]);
+        if (entry.isPresent()) {
+            ProducerStateEntry e = entry.get();
+            int last = -1;
+            for (BatchMetadata b : e.batchMetadata()) {
+                last = b.lastSeq();
+            }
+            return new Head(true, e.producerEpoch(), last, e.currentTxnFirstOffset().isPresent());
         }
-        if (batch.baseSequence() < 0) {
-            return false;
+        Position furthest = tail.get(pid);
+        for (Map<Long, Position> p : paths.values()) {
+            Position at = p.get(pid);
+            if (at != null && (furthest == null || at.atOrBeyond(furthest))) {
+                furthest = at;
+            }
         }
-        path.put(pid, new long[] {batch.producerEpoch(), batch.lastSequence()});
-        if (entry.isEmpty()) {
-            return false;
-        }
-        ProducerStateEntry e = entry.get();
-        if (e.producerEpoch() != batch.producerEpoch()) {
-            return e.producerEpoch() > batch.producerEpoch();
-        }
-        return lastSequence(e) >= batch.lastSequence();
+        return furthest == null ? new Head(false, (short) -1, -1, false)
+                : new Head(true, furthest.epoch(), furthest.lastSequence(), false);
     }
 
-    /** Whether Kafka's entry is past (epoch, sequence). */
-    private static boolean after(ProducerStateEntry entry, long epoch, long sequence) {
-        if (entry.producerEpoch() != epoch) {
-            return entry.producerEpoch() > epoch;
+    /** The destination's end of one producer's stream, as a judgement moves it along. */
+    private static final class Head {
+        boolean known;
+        short epoch;
+        int lastSequence;
+        boolean open;
+
+        Head(boolean known, short epoch, int lastSequence, boolean open) {
+            this.known = known;
+            this.epoch = epoch;
+            this.lastSequence = lastSequence;
+            this.open = open;
         }
-        return lastSequence(entry) > sequence;
+
+        /** Whether the data batch ending at ({@code e}, {@code last}) is at or before this end. */
+        boolean holds(short e, int last) {
+            return known && (epoch != e ? epoch > e : lastSequence >= last);
+        }
+
+        /**
+         * Whether a marker from a path standing at {@code path} closes the open transaction:
+         * the path's last data batch is this end's, with no marker after it.
+         */
+        boolean closedBy(Position path) {
+            return known && open && path != null && !path.afterMarker() && path.epoch() == epoch
+                    && path.lastSequence() == lastSequence;
+        }
+
+        void append(short e, int last, boolean transactional) {
+            known = true;
+            epoch = e;
+            lastSequence = last;
+            open |= transactional;
+        }
+
+        void close(short e) {
+            open = false;
+            if (e != epoch) {
+                epoch = e;
+                lastSequence = -1;
+            }
+        }
     }
 
-    private static long lastSequence(ProducerStateEntry entry) {
-        long last = -1;
-        for (BatchMetadata b : entry.batchMetadata()) {
-            last = b.lastSeq();
+    /** Which batches of one fetch are copies, and where the fetch leaves its path. */
+    public static final class Judgement {
+        private final String path;
+        private final BitSet copy;
+        private final int batches;
+        private final Map<Long, Position> moved;
+        private final long generation;
+
+        Judgement(String path, BitSet copy, int batches, Map<Long, Position> moved, long generation) {
+            this.path = path;
+            this.copy = copy;
+            this.batches = batches;
+            this.moved = Map.copyOf(moved);
+            this.generation = generation;
         }
-        return last;
+
+        /** The path judged. */
+        public String path() {
+            return path;
+        }
+
+        /** Whether the batch at {@code index} (from 0, in the fetch's order) is a copy. */
+        public boolean isCopy(int index) {
+            return copy.get(index);
+        }
+
+        /** How many batches are copies. */
+        public int copies() {
+            return copy.cardinality();
+        }
+
+        /** How many batches were judged. */
+        public int batches() {
+            return batches;
+        }
+
+        /** Where the path stands after the fetch, for each PID the fetch carried. */
+        public Map<Long, Position> moved() {
+            return moved;
+        }
     }
 }

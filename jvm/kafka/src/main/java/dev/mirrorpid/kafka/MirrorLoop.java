@@ -1,21 +1,28 @@
 package dev.mirrorpid.kafka;
 
+import dev.mirrorpid.MirrorPid;
 import dev.mirrorpid.PidMapper;
 import dev.mirrorpid.RewriteResult;
+import dev.mirrorpid.StateRecord;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
+import java.util.Set;
+import java.util.function.Supplier;
 import org.apache.kafka.common.record.internal.MemoryRecords;
 import org.apache.kafka.common.record.internal.MutableRecordBatch;
 import org.apache.kafka.storage.internals.log.LogAppendInfo;
 import org.apache.kafka.storage.internals.log.UnifiedLog;
 
 /**
- * The mirror of one destination partition, as a broker that leads it would run it: fetched
- * batches of a source partition in, appended to the destination's Kafka log.
+ * The mirror of one destination partition, run by the broker that leads it: fetched batches of
+ * the partition's sources in, appended to its Kafka log, each producer under a PID of its own.
  *
- * <p>For {@link Strategy#MIRRORPID} each call runs {@code docs/DESIGN.md}'s protocol in order:
+ * <p>A leader {@linkplain #lead starts} it by recovering the mapper ({@link StateLog#recover})
+ * and every path's checkpoint ({@link PathLog#read()}), then calls {@link #mirror} for each
+ * fetch, which runs {@code docs/DESIGN.md}'s protocol in order:
  *
  * <ol>
  *   <li><b>rewrite</b> the fetched bytes in place: each batch's PID and CRC ({@link
@@ -25,153 +32,206 @@ import org.apache.kafka.storage.internals.log.UnifiedLog;
  *   <li><b>confirm</b> ({@link PidMapper#confirm()}): the bindings are durable;
  *   <li><b>drop copies</b>: a batch the destination already holds, come by a second path or
  *       again after a crash, is left out ({@link Copies}), since Kafka would append it twice;
- *   <li><b>place</b> the batches: the host, not the rewrite, sets each batch's base offset (the
- *       destination's next offset, since several sources share the partition) and its
- *       partition leader epoch (the destination leader's). Both lie outside the CRC, so the
- *       rewrite's CRC patch stays valid;
+ *   <li><b>place</b> the batches: each batch's base offset becomes the destination's next
+ *       offset (several sources share the partition) and its partition leader epoch the
+ *       leader's. Both lie outside the CRC, so the rewrite's CRC patch stays valid;
  *   <li><b>append</b> with origin REPLICATION ({@link UnifiedLog#appendAsFollower}), which keeps
  *       those offsets and checks every CRC;
- *   <li><b>snapshot</b> when the rewrite asks for one.
+ *   <li><b>checkpoint</b> the path: its next source offset and where it now stands in each
+ *       producer's stream, in one batch ({@link PathLog#store});
+ *   <li><b>snapshot</b> the mapper when the rewrite asks for one ({@link
+ *       RewriteResult#snapshotRequired()}: a collision under {@code collisions} durability needs
+ *       it; {@link StateLog#storeSnapshot} keeps it with the {@code __mirror_state} offset it
+ *       covers).
  * </ol>
  *
- * <p>The other strategies skip 2, 3, 4 and 7. The class is single-threaded, as a partition's
- * fetcher is.
+ * A crash anywhere is safe: before step 3 the new leader maps the same batches the same way
+ * from the records; between the append and the checkpoint it fetches the batches again and
+ * drops them as copies. The class is single-threaded, as a partition's fetcher is.
  */
 public final class MirrorLoop {
-    private final Strategy strategy;
     private final UnifiedLog destination;
     private final int leaderEpoch;
     private final StateLog state;
+    private final PathLog paths;
+    private final PidMapper mapper;
     private final Copies copies;
-    private PidMapper mapper;
-    private Step crash = step -> {};
+    private final Steps steps;
 
-    /**
-     * The steps of {@link #mirror} after which a test may crash the loop: the fault table of
-     * {@code docs/DESIGN.md}, against real logs.
-     */
-    enum Point {
+    /** The steps of {@link #mirror} after which its work is durable in part. */
+    public enum Step {
         /** The records are in {@code __mirror_state}; nothing confirmed, nothing appended. */
         PERSISTED,
         /** Confirmed; the batches are not appended. */
         CONFIRMED,
-        /** Appended; no snapshot stored for this call. */
+        /** Appended; the path's checkpoint is not stored. */
         APPENDED
     }
 
-    /** A test's hook, called at each {@link Point}; it crashes the loop by throwing. */
-    interface Step {
-        void reached(Point point);
+    /**
+     * Told of each {@link Step} as {@link #mirror} reaches it, for metrics or tests. An exception
+     * it throws leaves the call there, as a crash at that point would (the loop is then done
+     * with: the next leader recovers).
+     */
+    @FunctionalInterface
+    public interface Steps {
+        /** {@code step} is done. */
+        void reached(Step step);
     }
 
     /**
-     * What one call appended.
+     * What one call did.
      *
      * @param firstOffset the destination offset of the first appended record; -1 if nothing was
      *     appended
      * @param lastOffset the destination offset of the last appended record; -1 if nothing was
      *     appended
      * @param batches how many whole batches were appended
-     * @param nextSourceOffset the source offset to fetch from next
-     * @param copies how many batches were copies the destination already held, and were not
-     *     appended
+     * @param copies how many batches were copies the destination already held, and were left out
+     * @param nextSourceOffset the source offset to fetch from next; -1 when the fetch held no
+     *     whole batch (fetch again from where it started)
      */
-    public record Appended(long firstOffset, long lastOffset, int batches, long nextSourceOffset, int copies) {}
+    public record Appended(long firstOffset, long lastOffset, int batches, int copies, long nextSourceOffset) {}
 
-    /**
-     * A mirror that appends to {@code destination} as the leader of {@code leaderEpoch}. {@code
-     * state} and {@code mapper} are those of {@link Strategy#MIRRORPID} and null otherwise.
-     */
-    public MirrorLoop(Strategy strategy, UnifiedLog destination, int leaderEpoch, StateLog state, PidMapper mapper) {
-        this(strategy, destination, leaderEpoch, state, mapper, strategy == Strategy.MIRRORPID);
-    }
-
-    /**
-     * As above; {@code dropCopies} says whether batches the destination already holds ({@link
-     * Copies}) are left out of the append. It is meaningful only for mirrorpid, which maps every
-     * copy of a batch alike; the judge turns it off to show what the copies do.
-     */
-    public MirrorLoop(Strategy strategy, UnifiedLog destination, int leaderEpoch, StateLog state, PidMapper mapper,
-            boolean dropCopies) {
-        this.strategy = Objects.requireNonNull(strategy, "strategy");
+    private MirrorLoop(UnifiedLog destination, int leaderEpoch, StateLog state, PathLog paths, PidMapper mapper,
+            Copies copies, Steps steps) {
         this.destination = Objects.requireNonNull(destination, "destination");
         this.leaderEpoch = leaderEpoch;
-        if ((strategy == Strategy.MIRRORPID) != (mapper != null && state != null)) {
-            throw new IllegalArgumentException("a state log and a mapper are for mirrorpid, and only it: " + strategy);
+        this.state = Objects.requireNonNull(state, "state");
+        this.paths = Objects.requireNonNull(paths, "paths");
+        this.mapper = Objects.requireNonNull(mapper, "mapper");
+        this.copies = copies;
+        this.steps = Objects.requireNonNull(steps, "steps");
+    }
+
+    /**
+     * Becomes the mirror of {@code destination} as leader of {@code leaderEpoch}: the mapper
+     * recovered from {@code state} (the latest snapshot and the records after it, or a mapper of
+     * {@code config} and every record), and every path's checkpoint read from {@code paths}.
+     * The caller closes the loop's mapper ({@link #mapper()}) when it stops leading.
+     *
+     * @throws CorruptStateException a stored snapshot or checkpoint cannot be read
+     * @throws dev.mirrorpid.MirrorPidException the module refused the snapshot or a record
+     */
+    public static MirrorLoop lead(MirrorPid module, dev.mirrorpid.MapperConfig config, UnifiedLog destination,
+            int leaderEpoch, StateLog state, PathLog paths) {
+        return builder(destination, leaderEpoch, state, paths).recover(module, config).build();
+    }
+
+    /** A builder of a loop over the given logs; see {@link #lead} for the usual one. */
+    public static Builder builder(UnifiedLog destination, int leaderEpoch, StateLog state, PathLog paths) {
+        return new Builder(destination, leaderEpoch, state, paths);
+    }
+
+    /** Builds a {@link MirrorLoop}; a mapper is required (given, or recovered). */
+    public static final class Builder {
+        private final UnifiedLog destination;
+        private final int leaderEpoch;
+        private final StateLog state;
+        private final PathLog paths;
+        private Supplier<PidMapper> mapper;
+        private long horizonMs = Copies.DEFAULT_HORIZON_MS;
+        private Steps steps = step -> {};
+
+        private Builder(UnifiedLog destination, int leaderEpoch, StateLog state, PathLog paths) {
+            this.destination = destination;
+            this.leaderEpoch = leaderEpoch;
+            this.state = state;
+            this.paths = paths;
         }
-        this.state = state;
-        this.mapper = mapper;
-        this.copies = dropCopies ? new Copies() : null;
+
+        /** Recovers the mapper from the state log at {@link #build()}, fresh ones of {@code config}. */
+        public Builder recover(MirrorPid module, dev.mirrorpid.MapperConfig config) {
+            Objects.requireNonNull(module, "module");
+            Objects.requireNonNull(config, "config");
+            this.mapper = () -> state.recover(module::restore, () -> module.newMapper(config));
+            return this;
+        }
+
+        /** Uses {@code mapper}, already recovered, instead. */
+        public Builder mapper(PidMapper mapper) {
+            Objects.requireNonNull(mapper, "mapper");
+            this.mapper = () -> mapper;
+            return this;
+        }
+
+        /** How long positions of PIDs Kafka expired are kept ({@link Copies#DEFAULT_HORIZON_MS}). */
+        public Builder copiesHorizonMs(long ms) {
+            this.horizonMs = ms;
+            return this;
+        }
+
+        /** Who is told of each step ({@link Steps}). */
+        public Builder steps(Steps steps) {
+            this.steps = Objects.requireNonNull(steps, "steps");
+            return this;
+        }
+
+        /**
+         * The loop, with every path's checkpoint read from the path log, and the destination's
+         * log end stored there as this leader's start.
+         */
+        public MirrorLoop build() {
+            if (mapper == null) {
+                throw new IllegalStateException("a mirror loop needs a mapper: recover(...) or mapper(...)");
+            }
+            PathLog.Resume resume = paths.read();
+            Copies copies = Copies.restore(resume.paths().values(), destination, resume.destinationEnd(), horizonMs);
+            PidMapper recovered = mapper.get();
+            paths.leading(destination.logEndOffset());
+            return new MirrorLoop(destination, leaderEpoch, state, paths, recovered, copies, steps);
+        }
     }
 
-    /** Sets the crash hook (tests only). */
-    void crashAt(Step hook) {
-        this.crash = Objects.requireNonNull(hook, "hook");
-    }
-
-    /** The strategy. */
-    public Strategy strategy() {
-        return strategy;
-    }
-
-    /** The mapper now in use (null unless mirrorpid). */
+    /** The mapper. */
     public PidMapper mapper() {
         return mapper;
     }
 
-    /** Replaces the mapper, as a new leader does after {@link StateLog#recover}. */
-    public void mapper(PidMapper recovered) {
-        if (strategy != Strategy.MIRRORPID) {
-            throw new IllegalStateException("only mirrorpid has a mapper");
-        }
-        this.mapper = Objects.requireNonNull(recovered, "recovered");
+    /** Where {@code path} stands in each producer's stream, by PID, as this loop last stored it. */
+    public Map<Long, PathCheckpoint.Position> positions(String path) {
+        return copies.positions(path);
     }
 
     /**
-     * Mirrors the whole batches of {@code fetched}, one source partition's fetch from {@code
-     * sourceClusterId}, rewriting them in place. A truncated last batch is left for the next
-     * fetch, as Kafka's own iterator leaves it.
+     * Mirrors the whole batches of {@code fetched}, one fetch of the source partition that
+     * {@code path} (its source cluster ID) names, rewriting them in place. A truncated last
+     * batch is left for the next fetch, as Kafka's own iterator leaves it.
      *
-     * @throws org.apache.kafka.common.KafkaException Kafka refused the append (nothing of this
-     *     call was appended; its bindings are already durable, which is safe: the same batches
-     *     map the same next time)
+     * @throws org.apache.kafka.common.KafkaException Kafka refused an append (nothing of this
+     *     call was appended; its bindings may be durable already, which is safe: the same
+     *     batches map the same next time)
      * @throws dev.mirrorpid.MirrorPidException the mapper refused the fetch (nothing changed)
      */
-    public Appended mirror(String sourceClusterId, MemoryRecords fetched, long nowMs) {
+    public Appended mirror(String path, MemoryRecords fetched, long nowMs) {
         ByteBuffer whole = wholeBatches(fetched);
         if (!whole.hasRemaining()) {
-            return new Appended(-1, -1, 0, -1, 0);
+            return new Appended(-1, -1, 0, 0, -1);
         }
         MemoryRecords batches = MemoryRecords.readableRecords(whole);
-        boolean snapshot = false;
-        if (strategy == Strategy.MIRRORPID) {
-            RewriteResult result = mapper.rewrite(sourceClusterId, batches, nowMs);
-            if (result.consumed() != whole.remaining()) {
-                throw new IllegalStateException("the mapper consumed " + result.consumed() + " of "
-                        + whole.remaining() + " bytes of whole batches");
-            }
-            try {
-                state.append(result.records());
-            } catch (RuntimeException e) {
-                mapper.abort();
-                throw e;
-            }
-            crash.reached(Point.PERSISTED);
-            mapper.confirm();
-            crash.reached(Point.CONFIRMED);
-            snapshot = result.snapshotRequired();
-        } else if (strategy == Strategy.NEGATED) {
-            Strategy.negate(whole);
+        RewriteResult result = mapper.rewrite(path, batches, nowMs);
+        if (result.consumed() != whole.remaining()) {
+            throw new IllegalStateException("the mapper consumed " + result.consumed() + " of "
+                    + whole.remaining() + " bytes of whole batches");
         }
+        try {
+            state.append(result.records());
+        } catch (RuntimeException e) {
+            mapper.abort();
+            throw e;
+        }
+        steps.reached(Step.PERSISTED);
+        mapper.confirm();
+        steps.reached(Step.CONFIRMED);
+
+        Copies.Judgement judgement = copies.judge(destination, path, batches.batches(), nowMs);
         long next = destination.logEndOffset();
         long nextSource = -1;
-        int count = 0;
-        int dropped = 0;
+        int index = 0;
         List<MutableRecordBatch> kept = new ArrayList<>();
         for (MutableRecordBatch batch : batches.batches()) {
             nextSource = batch.nextOffset();
-            if (copies != null && copies.isCopy(destination, sourceClusterId, batch)) {
-                dropped++;
+            if (judgement.isCopy(index++)) {
                 continue;
             }
             long delta = batch.lastOffset() - batch.baseOffset();
@@ -179,19 +239,47 @@ public final class MirrorLoop {
             batch.setPartitionLeaderEpoch(leaderEpoch);
             kept.add(batch);
             next += delta + 1;
-            count++;
         }
-        if (count == 0) {
-            return new Appended(-1, -1, 0, nextSource, dropped);
+        long first = -1;
+        long last = -1;
+        if (!kept.isEmpty()) {
+            MemoryRecords placed = judgement.copies() == 0 ? batches : concatenate(kept);
+            LogAppendInfo info = destination.appendAsFollower(placed, leaderEpoch);
+            first = info.firstOffset();
+            last = info.lastOffset();
         }
-        LogAppendInfo info = destination.appendAsFollower(dropped == 0 ? batches : concatenate(kept), leaderEpoch);
-        if (strategy == Strategy.MIRRORPID) {
-            crash.reached(Point.APPENDED);
-            if (snapshot) {
-                state.storeSnapshot(mapper.snapshot());
-            }
+        steps.reached(Step.APPENDED);
+        copies.apply(judgement);
+        paths.store(path, nextSource, destination.logEndOffset(), judgement.moved());
+        if (result.snapshotRequired()) {
+            snapshot();
         }
-        return new Appended(info.firstOffset(), info.lastOffset(), count, nextSource, dropped);
+        return new Appended(first, last, kept.size(), judgement.copies(), nextSource);
+    }
+
+    /**
+     * Stores the mapper's snapshot with the {@code __mirror_state} offset it covers, so that a
+     * new leader replays only the records after it. The loop takes one when a rewrite asks;
+     * take one as well every so many records or minutes, so that a new leader's replay stays
+     * short.
+     */
+    public void snapshot() {
+        state.storeSnapshot(mapper.snapshot());
+    }
+
+    /**
+     * Expires what idled: the mapper's bindings idle for its {@code producerExpirationMs}, their
+     * tombstones persisted to {@code __mirror_state}, and the positions of PIDs that Kafka no
+     * longer holds and no path carried within the copies' horizon, their tombstones persisted
+     * to the path log. Call it every so often (Kafka's own producer expiry checks every ten
+     * minutes); returns the mapper's tombstones.
+     */
+    public List<StateRecord> expire(long nowMs) {
+        List<StateRecord> tombstones = mapper.expire(nowMs);
+        state.append(tombstones);
+        Map<String, Set<Long>> forgotten = copies.forget(destination, nowMs);
+        paths.forget(forgotten);
+        return tombstones;
     }
 
     /** The batches in one new buffer, in order. */

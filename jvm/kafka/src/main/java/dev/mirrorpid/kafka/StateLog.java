@@ -14,26 +14,21 @@ import java.util.Objects;
 import java.util.Optional;
 import java.util.function.Function;
 import java.util.function.Supplier;
-import org.apache.kafka.common.compress.Compression;
-import org.apache.kafka.common.record.internal.MemoryRecords;
-import org.apache.kafka.common.record.internal.Record;
-import org.apache.kafka.common.record.internal.RecordBatch;
-import org.apache.kafka.common.record.internal.SimpleRecord;
-import org.apache.kafka.server.storage.log.FetchIsolation;
-import org.apache.kafka.storage.internals.log.FetchDataInfo;
 import org.apache.kafka.storage.internals.log.UnifiedLog;
 
 /**
  * One partition of {@code __mirror_state}: a compacted Kafka log of the mapper's records, and
- * the latest mapper snapshot with the log offset it covers.
+ * the latest mapper snapshot with the {@code __mirror_state} offset it covers.
  *
- * <p>A host writes the records a rewrite returned here, and confirms only after this append
- * returned ({@code docs/DESIGN.md}'s persistence protocol). A new leader restores {@link
- * #storeSnapshot stored} snapshot and replays the records from its offset on ({@link #recover}).
+ * <p>A mirror writes the records a rewrite returned here, and confirms only after this append
+ * returned ({@code docs/DESIGN.md}'s persistence protocol). A new leader restores the latest
+ * {@link #storeSnapshot stored} snapshot and replays the records from its offset on ({@link
+ * #recover}); without a snapshot it replays them all. The snapshot is mirrorpid's ({@link
+ * PidMapper#snapshot()}), not Kafka's producer-state snapshot, which Kafka takes and rebuilds
+ * by itself.
  */
 public final class StateLog {
-    private final UnifiedLog log;
-    private final int leaderEpoch;
+    private final CompactedPartition partition;
     private final Path snapshotFile;
 
     /**
@@ -42,14 +37,13 @@ public final class StateLog {
      * where the next leader finds it.
      */
     public StateLog(UnifiedLog log, int leaderEpoch, Path snapshotFile) {
-        this.log = Objects.requireNonNull(log, "log");
-        this.leaderEpoch = leaderEpoch;
+        this.partition = new CompactedPartition(log, leaderEpoch);
         this.snapshotFile = Objects.requireNonNull(snapshotFile, "snapshotFile");
     }
 
     /** The Kafka log behind this partition. */
     public UnifiedLog log() {
-        return log;
+        return partition.log();
     }
 
     /**
@@ -57,20 +51,11 @@ public final class StateLog {
      * log holds them.
      */
     public void append(List<StateRecord> records) {
-        if (records.isEmpty()) {
-            return;
+        List<CompactedPartition.Entry> entries = new ArrayList<>(records.size());
+        for (StateRecord r : records) {
+            entries.add(new CompactedPartition.Entry(r.key(), r.value()));
         }
-        SimpleRecord[] simple = new SimpleRecord[records.size()];
-        long now = System.currentTimeMillis();
-        for (int i = 0; i < simple.length; i++) {
-            StateRecord r = records.get(i);
-            simple[i] = new SimpleRecord(now, r.key(), r.value());
-        }
-        try {
-            log.appendAsLeader(MemoryRecords.withRecords(Compression.NONE, simple), leaderEpoch);
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
+        partition.append(entries);
     }
 
     /**
@@ -79,7 +64,7 @@ public final class StateLog {
      */
     public void storeSnapshot(byte[] snapshot) {
         ByteBuffer file = ByteBuffer.allocate(Long.BYTES + snapshot.length);
-        file.putLong(log.logEndOffset()).put(snapshot);
+        file.putLong(log().logEndOffset()).put(snapshot);
         Path tmp = snapshotFile.resolveSibling(snapshotFile.getFileName() + ".tmp");
         try {
             Files.write(tmp, file.array());
@@ -101,26 +86,8 @@ public final class StateLog {
     /** Every record from {@code from} to the log end, in log order (what a new leader replays). */
     public List<StateRecord> read(long from) {
         List<StateRecord> out = new ArrayList<>();
-        long offset = Math.max(from, log.logStartOffset());
-        try {
-            while (offset < log.logEndOffset()) {
-                FetchDataInfo info = log.read(offset, 1 << 20, FetchIsolation.LOG_END, true);
-                long next = offset;
-                for (RecordBatch batch : info.records.batches()) {
-                    for (Record r : batch) {
-                        if (r.offset() >= offset) {
-                            out.add(new StateRecord(bytes(r.key()), r.hasValue() ? bytes(r.value()) : null));
-                        }
-                    }
-                    next = batch.nextOffset();
-                }
-                if (next == offset) {
-                    break;
-                }
-                offset = next;
-            }
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
+        for (CompactedPartition.Entry e : partition.read(from)) {
+            out.add(new StateRecord(e.key(), e.value()));
         }
         return out;
     }
@@ -128,6 +95,9 @@ public final class StateLog {
     /**
      * What a new leader does: a mapper restored from the latest snapshot (or {@code fresh} when
      * there is none), with every record written after the snapshot replayed into it.
+     *
+     * @throws CorruptStateException the snapshot file is too short to hold its offset
+     * @throws dev.mirrorpid.MirrorPidException the module refused the snapshot or a record
      */
     public PidMapper recover(Function<byte[], PidMapper> restore, Supplier<PidMapper> fresh) {
         Optional<ByteBuffer> latest = latest();
@@ -135,6 +105,10 @@ public final class StateLog {
         PidMapper mapper;
         if (latest.isPresent()) {
             ByteBuffer file = latest.get();
+            if (file.remaining() < Long.BYTES) {
+                throw new CorruptStateException("the snapshot file " + snapshotFile + " holds " + file.remaining()
+                        + " bytes, fewer than the offset it starts with");
+            }
             from = file.getLong();
             byte[] snapshot = new byte[file.remaining()];
             file.get(snapshot);
@@ -146,11 +120,5 @@ public final class StateLog {
             mapper.loadRecord(r.key(), r.value());
         }
         return mapper;
-    }
-
-    private static byte[] bytes(ByteBuffer b) {
-        byte[] out = new byte[b.remaining()];
-        b.duplicate().get(out);
-        return out;
     }
 }

@@ -1,0 +1,522 @@
+package dev.mirrorpid.judge;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.mirrorpid.kafka.MirrorLoop;
+import java.io.File;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.TreeSet;
+import org.apache.kafka.common.compress.Compression;
+import org.apache.kafka.common.header.Header;
+import org.apache.kafka.common.header.internals.RecordHeader;
+import org.apache.kafka.common.message.DescribeProducersResponseData.ProducerState;
+import org.apache.kafka.common.record.TimestampType;
+import org.apache.kafka.common.record.internal.ControlRecordType;
+import org.apache.kafka.common.record.internal.EndTransactionMarker;
+import org.apache.kafka.common.record.internal.MemoryRecords;
+import org.apache.kafka.common.record.internal.RecordBatch;
+import org.apache.kafka.common.record.internal.SimpleRecord;
+import org.apache.kafka.server.common.TransactionVersion;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Two paths into one partition, one lagging the other, across leader changes and crashes: A's
+ * producers are mirrored into B and into C, and B and C into D, all of them Kafka's own {@code
+ * UnifiedLog}s. D fetches from each path only up to a chosen point of A's stream, so one path
+ * is behind the other by a data batch, a COMMIT, an ABORT or several transactions, and D's
+ * leader changes, or crashes at a step of the mirror protocol, while it is. Every COMMIT and
+ * ABORT the lagging path brings late must be dropped as a copy, or it closes the transaction
+ * the other path opened since; every marker the leading path brings must close its own.
+ *
+ * <p>The judge: D's read_committed read, by Kafka's own aborted-transaction index, equals A's;
+ * Kafka's producer state at D holds one entry per producer of A with A's epoch and last
+ * sequence. Each case runs under transaction versions 1 (a marker keeps its producer's epoch)
+ * and 2 (Kafka 4's default: every marker bumps it), with a leader change between every two
+ * fetches, and once more for each crash point of each fetch. The same cases with the paths'
+ * positions lost at each leader change (only the offsets carried) must fail: that is what
+ * shows the positions are what makes them pass.
+ */
+class LaggingPathsTest {
+    private static final Report REPORT = new Report("lagging-paths");
+    private static final int EXPIRATION_MS = 60_000;
+    private static final String A_ID = SourceCluster.clusterIdOf("A");
+    private static final String B_ID = SourceCluster.clusterIdOf("B");
+    private static final String C_ID = SourceCluster.clusterIdOf("C");
+
+    /** A producer of A: its PID, epoch and next sequence, as A's leader and coordinator see it. */
+    private static final class Producer {
+        final String name;
+        final long pid;
+        final boolean transactional;
+        short epoch;
+        int sequence;
+        int records;
+        boolean open;
+
+        Producer(String name, long pid, boolean transactional) {
+            this.name = name;
+            this.pid = pid;
+            this.transactional = transactional;
+        }
+    }
+
+    /**
+     * A's log with its producers' stream, and B and C, each a mirrorpid hop that has carried all
+     * of it. D's runs share them; each run has a D of its own.
+     */
+    private static final class World implements AutoCloseable {
+        final TransactionVersion tv;
+        final File dir;
+        final SimClock clock = new SimClock(PresetRun.START_MS);
+        final Lane a;
+        Lane b;
+        Lane c;
+        final Map<String, Producer> producers = new HashMap<>();
+        /** What each batch of A's log is, in order: "T data", "T COMMIT". */
+        final List<String> items = new ArrayList<>();
+        /** The offset after the k-th batch in B's log and in C's (one batch there per batch of A). */
+        long[] bEnds;
+        long[] cEnds;
+        private int runs;
+
+        World(TransactionVersion tv) throws IOException {
+            this.tv = tv;
+            this.dir = Files.createTempDirectory("mirrorpid-lagging").toFile();
+            this.a = new Lane(Strategy.VERBATIM, new File(dir, "A"), true, Integer.MAX_VALUE, clock);
+        }
+
+        Producer producer(String name, long pid, boolean transactional) {
+            Producer p = new Producer(name, pid, transactional);
+            producers.put(name, p);
+            return p;
+        }
+
+        /** One data batch of {@code p}, of one record keyed {@code A/<name>/<n>}. */
+        World data(Producer p) throws IOException {
+            clock.advance(1);
+            Header[] from = {new RecordHeader(Judged.FROM, "A".getBytes(StandardCharsets.UTF_8))};
+            SimpleRecord r = new SimpleRecord(clock.milliseconds(),
+                    ("A/" + p.name + "/" + p.records++).getBytes(StandardCharsets.UTF_8), "v".getBytes(StandardCharsets.UTF_8),
+                    from);
+            append(MemoryRecords.withRecords(RecordBatch.CURRENT_MAGIC_VALUE, 0L, Compression.NONE,
+                    TimestampType.CREATE_TIME, p.pid, p.epoch, p.sequence, RecordBatch.NO_PARTITION_LEADER_EPOCH,
+                    p.transactional, r), p.name + " data");
+            p.sequence++;
+            p.open |= p.transactional;
+            return this;
+        }
+
+        /** {@code p}'s COMMIT or ABORT, as its coordinator writes it under this world's version. */
+        World end(Producer p, ControlRecordType type) throws IOException {
+            short epoch = tv.featureLevel() >= 2 ? (short) (p.epoch + 1) : p.epoch;
+            marker(p, type, epoch);
+            if (epoch != p.epoch) {
+                p.epoch = epoch;
+                p.sequence = 0;
+            }
+            return this;
+        }
+
+        /**
+         * {@code p} restarted (its transactional ID initialised again): the coordinator bumps its
+         * epoch, and aborts the transaction it had open with an ABORT of the new epoch.
+         */
+        World restart(Producer p) throws IOException {
+            short epoch = (short) (p.epoch + 1);
+            if (p.open) {
+                marker(p, ControlRecordType.ABORT, epoch);
+            }
+            p.epoch = epoch;
+            p.sequence = 0;
+            return this;
+        }
+
+        private void marker(Producer p, ControlRecordType type, short epoch) throws IOException {
+            clock.advance(1);
+            append(MemoryRecords.withEndTransactionMarker(0L, clock.milliseconds(), RecordBatch.NO_PARTITION_LEADER_EPOCH,
+                    p.pid, epoch, new EndTransactionMarker(type, 0)), p.name + " " + type);
+            p.open = false;
+        }
+
+        private void append(MemoryRecords batch, String item) throws IOException {
+            long offset = a.appendLocally(batch, "A", tv);
+            assertNotEquals(-1, offset, "A's own log refused its producer's " + item + ": " + a.refusals);
+            items.add(item);
+        }
+
+        /** B and C carry all of A's stream, each into its own log. */
+        World hops() throws IOException {
+            b = new Lane(Strategy.MIRRORPID, new File(dir, "B"), true, EXPIRATION_MS, clock);
+            c = new Lane(Strategy.MIRRORPID, new File(dir, "C"), true, EXPIRATION_MS, clock);
+            assertTrue(b.mirror("A", A_ID, a.destination));
+            assertTrue(c.mirror("A", A_ID, a.destination));
+            bEnds = ends(b.destination);
+            cEnds = ends(c.destination);
+            assertEquals(items.size(), bEnds.length, "one batch at B for each of A's");
+            assertEquals(items.size(), cEnds.length, "one batch at C for each of A's");
+            return this;
+        }
+
+        private static long[] ends(Destination hop) throws IOException {
+            List<Long> out = new ArrayList<>();
+            for (RecordBatch batch : hop.fetch(0).batches()) {
+                out.add(batch.nextOffset());
+            }
+            return out.stream().mapToLong(Long::longValue).toArray();
+        }
+
+        /** A fresh D for one run. */
+        Lane d(Lane.Carried carried) throws IOException {
+            Lane d = new Lane(Strategy.MIRRORPID, new File(dir, "D-" + runs++), true, EXPIRATION_MS,
+                    new SimClock(PresetRun.START_MS));
+            d.carried = carried;
+            return d;
+        }
+
+        @Override
+        public void close() throws IOException {
+            for (Lane l : new Lane[] {a, b, c}) {
+                if (l != null) {
+                    l.close();
+                }
+            }
+            KafkaLogs.delete(dir);
+        }
+    }
+
+    /** One step of a schedule at D. */
+    private sealed interface Step permits Fetch, Elect, Crash, Expire {}
+
+    /** D fetches from a path (B or C) up to just after A's {@code items}-th batch. */
+    private record Fetch(String path, int items) implements Step {
+        @Override
+        public String toString() {
+            return path + " to " + items;
+        }
+    }
+
+    /** D's leader changes. */
+    private record Elect() implements Step {
+        @Override
+        public String toString() {
+            return "leader change";
+        }
+    }
+
+    /** D's next fetch crashes after {@code step}; the next leader takes over and fetches again. */
+    private record Crash(MirrorLoop.Step step) implements Step {
+        @Override
+        public String toString() {
+            return "crash after " + step;
+        }
+    }
+
+    /**
+     * D's producers go idle past the expiration: D's clock moves on, Kafka drops the idle
+     * entries, and the loop expires the mapper's idle bindings (their tombstones persisted).
+     */
+    private record Expire() implements Step {
+        @Override
+        public String toString() {
+            return "expiry";
+        }
+    }
+
+    private static Fetch fetch(String path, int items) {
+        return new Fetch(path, items);
+    }
+
+    private static final Elect ELECT = new Elect();
+    private static final Expire EXPIRE = new Expire();
+
+    /** What one run left at D. */
+    private record Outcome(String verdict, String producers, List<String> refused, int copies) {}
+
+    /** A fetch to the end of A's stream. */
+    private static final int END = Integer.MAX_VALUE;
+
+    /** {@code schedule}, then both paths to the end of A's stream, {@code first}'s first. */
+    private static List<Step> complete(List<Step> schedule, String first) {
+        List<Step> all = new ArrayList<>(schedule);
+        all.add(fetch(first, END));
+        all.add(fetch(first.equals("B") ? "C" : "B", END));
+        return all;
+    }
+
+    /** Runs {@code schedule} at a fresh D and judges what it left. */
+    private static Outcome run(World w, List<Step> schedule, Lane.Carried carried) throws IOException {
+        try (Lane d = w.d(carried)) {
+            MirrorLoop.Step crash = null;
+            boolean expired = false;
+            for (Step s : schedule) {
+                if (s instanceof Elect) {
+                    d.elect();
+                } else if (s instanceof Expire) {
+                    SimClock clock = (SimClock) d.time();
+                    clock.advance(EXPIRATION_MS + 1);
+                    d.destination.log().producerStateManager().removeExpiredProducers(clock.milliseconds());
+                    d.loop().expire(clock.milliseconds());
+                    expired = true;
+                } else if (s instanceof Crash x) {
+                    crash = x.step();
+                } else {
+                    Fetch f = (Fetch) s;
+                    boolean fromB = f.path().equals("B");
+                    long[] ends = fromB ? w.bEnds : w.cEnds;
+                    int items = Math.min(f.items(), ends.length);
+                    long until = items == 0 ? 0 : ends[items - 1];
+                    Destination hop = (fromB ? w.b : w.c).destination;
+                    String id = fromB ? B_ID : C_ID;
+                    if (crash != null) {
+                        d.crashAt(crash);
+                        crash = null;
+                        boolean done = d.mirror(f.path(), id, hop, until);
+                        d.crashAt(null);
+                        if (!done) {
+                            if (!d.refusals.isEmpty()) {
+                                break;
+                            }
+                            d.elect();
+                        }
+                    }
+                    if (!d.mirror(f.path(), id, hop, until)) {
+                        break;
+                    }
+                }
+            }
+            String verdict = Judged.oracle(Map.of("A", w.a.destination.readCommitted()), d.destination.readCommitted());
+            String wrong = producers(w, d, expired);
+            if (!d.refusals.isEmpty()) {
+                verdict = "Kafka refused " + d.refusals + (verdict == null ? "" : "; " + verdict);
+            }
+            if (wrong != null) {
+                verdict = verdict == null ? wrong : verdict + "; " + wrong;
+            }
+            return new Outcome(verdict, Judged.producers(d.destination.producers()), List.copyOf(d.refusals), d.copies);
+        }
+    }
+
+    /**
+     * Null when Kafka's producer state at D holds one entry per producer of A (or, after D
+     * expired producers, at most one), each under one PID and with A's epoch and last sequence;
+     * else what differs.
+     */
+    private static String producers(World w, Lane d, boolean expired) throws IOException {
+        Map<String, Set<Long>> pids = new TreeMap<>();
+        for (Destination.Batch b : d.destination.batches()) {
+            pids.computeIfAbsent(b.producer(), k -> new TreeSet<>()).add(b.pid());
+        }
+        Map<Long, String> owner = new HashMap<>();
+        for (Map.Entry<String, Set<Long>> e : pids.entrySet()) {
+            if (e.getValue().size() != 1) {
+                return e.getKey() + " under " + e.getValue();
+            }
+            owner.put(e.getValue().iterator().next(), e.getKey());
+        }
+        Map<String, List<Integer>> want = new TreeMap<>();
+        Map<Long, String> source = new HashMap<>();
+        for (Destination.Batch b : w.a.destination.batches()) {
+            source.put(b.pid(), b.producer());
+        }
+        for (ProducerState s : w.a.destination.producers()) {
+            want.put(source.get(s.producerId()), List.of(s.producerEpoch(), s.lastSequence(), (int) s.currentTxnStartOffset()));
+        }
+        Map<String, List<Integer>> got = new TreeMap<>();
+        for (ProducerState s : d.destination.producers()) {
+            String who = owner.get(s.producerId());
+            if (who == null || got.containsKey(who)) {
+                return "an entry at D for no producer, or a second: PID " + s.producerId();
+            }
+            got.put(who, List.of(s.producerEpoch(), s.lastSequence(), s.currentTxnStartOffset() < 0 ? -1 : 0));
+        }
+        // A's open-transaction column as D's: open or not, the offsets differ.
+        want.replaceAll((k, v) -> List.of(v.get(0), v.get(1), v.get(2) < 0 ? -1 : 0));
+        boolean right = expired ? want.entrySet().containsAll(got.entrySet()) : want.equals(got);
+        return right ? null : "Kafka's producer state at D " + got + ", A's " + want;
+    }
+
+    /** A stream of one transactional producer: five transactions, committed and aborted in turn. */
+    private static World transactions(TransactionVersion tv) throws IOException {
+        World w = new World(tv);
+        Producer t = w.producer("T", 4, true);
+        w.data(t).data(t).end(t, ControlRecordType.COMMIT)                // 0 1 2
+                .data(t).end(t, ControlRecordType.ABORT)                    // 3 4
+                .data(t).end(t, ControlRecordType.COMMIT)                   // 5 6
+                .data(t).data(t).end(t, ControlRecordType.ABORT)            // 7 8 9
+                .data(t).end(t, ControlRecordType.COMMIT);                  // 10 11
+        return w.hops();
+    }
+
+    /**
+     * The named cases: the leading path's fetch, the lagging one's, then a leader change. In
+     * each the leading path stops inside a transaction, so its next batch after the leader
+     * change is the marker that closes it (which only its position can tell from a late one).
+     */
+    private static List<Case> cases(String lead, String lag) {
+        String of = lag + " lags " + lead + " by ";
+        return List.of(
+                new Case(of + "a COMMIT", List.of(fetch(lead, 4), fetch(lag, 2), ELECT), true),
+                new Case(of + "a data batch", List.of(fetch(lead, 4), fetch(lag, 3), ELECT), true),
+                new Case(of + "an ABORT", List.of(fetch(lead, 6), fetch(lag, 4), ELECT), true),
+                // Without positions the leading path's COMMIT is lost here too, but the lagging
+                // path, which carries the whole transaction after the leader change, closes it.
+                new Case(of + "several transactions", List.of(fetch(lead, 11), fetch(lag, 2), ELECT), false));
+    }
+
+    /** A named case; {@code needsPositions}: it fails when the positions are lost. */
+    private record Case(String name, List<Step> steps, boolean needsPositions) {}
+
+    /**
+     * Each named case, with a leader change between every two fetches and once for every crash
+     * point of every fetch, under both transaction versions; and the same with the positions
+     * lost at each leader change, which must fail.
+     */
+    @Test
+    void aLaggingPathsLateMarkersAreCopiesAcrossEveryLeaderChangeAndCrash() throws Exception {
+        for (TransactionVersion tv : List.of(TransactionVersion.TV_1, TransactionVersion.TV_2)) {
+            try (World w = transactions(tv)) {
+                for (String[] roles : new String[][] {{"B", "C"}, {"C", "B"}}) {
+                    for (Case c : cases(roles[0], roles[1])) {
+                        int runs = 0;
+                        for (String first : roles) {
+                            for (List<Step> schedule : variants(complete(c.steps(), first))) {
+                                Outcome o = run(w, schedule, Lane.Carried.ALL);
+                                assertNull(o.verdict(), tv + ", " + c.name() + ", " + schedule);
+                                runs++;
+                            }
+                        }
+                        // The leading path on first after the leader change: its marker comes
+                        // before the lagging path has carried the transaction again.
+                        Outcome kept = run(w, complete(c.steps(), roles[0]), Lane.Carried.ALL);
+                        Outcome lost = run(w, complete(c.steps(), roles[0]), Lane.Carried.OFFSETS);
+                        if (c.needsPositions()) {
+                            assertNotNull(lost.verdict(), tv + ", " + c.name() + ": without the positions it must fail");
+                        } else {
+                            assertNull(lost.verdict(), tv + ", " + c.name() + ": the lagging path closes it");
+                        }
+                        if (roles[0].equals("B")) {
+                            String scenario = c.name() + ", then D's leader changes; transaction version "
+                                    + tv.featureLevel() + " (" + runs + " runs: either path first after it, a "
+                                    + "leader change between every two fetches, a crash at each step of each fetch)";
+                            REPORT.judged(scenario, "mirrorpid", kept.producers(), kept.refused(), kept.copies(), null);
+                            REPORT.judged(scenario, "mirrorpid, positions lost at the leader change", lost.producers(),
+                                    lost.refused(), lost.copies(), lost.verdict());
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /**
+     * {@code schedule}, then with a leader change between every two fetches, then once for each
+     * crash point of each of its fetches.
+     */
+    private static List<List<Step>> variants(List<Step> schedule) {
+        List<List<Step>> out = new ArrayList<>();
+        out.add(schedule);
+        List<Step> every = new ArrayList<>();
+        for (Step s : schedule) {
+            every.add(s);
+            if (s instanceof Fetch) {
+                every.add(ELECT);
+            }
+        }
+        out.add(every);
+        for (int i = 0; i < schedule.size(); i++) {
+            if (!(schedule.get(i) instanceof Fetch)) {
+                continue;
+            }
+            for (MirrorLoop.Step point : MirrorLoop.Step.values()) {
+                List<Step> crashed = new ArrayList<>(schedule);
+                crashed.add(i, new Crash(point));
+                out.add(crashed);
+            }
+        }
+        return out;
+    }
+
+    /**
+     * Three producers (two transactional, restarted with and without a transaction open, and an
+     * idempotent one) through random schedules: each path advanced to a random point, leader
+     * changes, crashes at random steps, and D's producers expiring while a path lags (Kafka
+     * then has no entry, and the paths' positions stand in for it). Each schedule ends with
+     * both paths carried to the end, in a random order.
+     */
+    @Test
+    void randomSchedulesOfThreeProducersWithRestartsAndExpiry() throws Exception {
+        for (TransactionVersion tv : List.of(TransactionVersion.TV_1, TransactionVersion.TV_2)) {
+            try (World w = producers(tv)) {
+                int expiries = 0;
+                for (int seed = 0; seed < SCHEDULES; seed++) {
+                    Random random = new Random(seed);
+                    List<Step> schedule = new ArrayList<>();
+                    Map<String, Integer> at = new HashMap<>(Map.of("B", 0, "C", 0));
+                    int steps = 4 + random.nextInt(16);
+                    for (int i = 0; i < steps; i++) {
+                        int pick = random.nextInt(100);
+                        if (pick < 45) {
+                            String path = random.nextBoolean() ? "B" : "C";
+                            int to = at.get(path) + random.nextInt(w.items.size() - at.get(path) + 1);
+                            at.put(path, to);
+                            schedule.add(fetch(path, to));
+                        } else if (pick < 65) {
+                            schedule.add(ELECT);
+                        } else if (pick < 85) {
+                            MirrorLoop.Step[] points = MirrorLoop.Step.values();
+                            schedule.add(new Crash(points[random.nextInt(points.length)]));
+                        } else {
+                            schedule.add(EXPIRE);
+                            expiries++;
+                        }
+                    }
+                    List<Step> all = complete(schedule, random.nextBoolean() ? "B" : "C");
+                    Outcome o = run(w, all, Lane.Carried.ALL);
+                    assertNull(o.verdict(), tv + ", seed " + seed + ": " + all);
+                }
+                assertTrue(expiries > SCHEDULES / 4, "the schedules expire producers: " + expiries);
+                REPORT.judged("three producers of A (two transactional, restarted with and without a transaction "
+                        + "open; one idempotent) through " + SCHEDULES + " random schedules of lags, leader changes, "
+                        + "crashes and expiry at D; transaction version " + tv.featureLevel(), "mirrorpid",
+                        "one entry per producer not expired, with A's epoch and last sequence", List.of(), 0, null);
+            }
+        }
+    }
+
+    /** How many schedules each version runs ({@code -Dmirrorpid.schedules=N} for a longer hunt). */
+    private static final int SCHEDULES = Integer.getInteger("mirrorpid.schedules", 40);
+
+    /** A's three producers, interleaved, with restarts and aborted transactions. */
+    private static World producers(TransactionVersion tv) throws IOException {
+        World w = new World(tv);
+        Producer t = w.producer("T", 4, true);
+        Producer u = w.producer("U", 5, true);
+        Producer i = w.producer("I", 6, false);
+        w.data(i).data(t).data(u).data(t).end(t, ControlRecordType.COMMIT)
+                .data(u).data(i).data(t).end(u, ControlRecordType.ABORT).end(t, ControlRecordType.ABORT)
+                .restart(t).data(t).data(i).data(t).data(u)
+                .restart(t).data(t).end(t, ControlRecordType.COMMIT).end(u, ControlRecordType.COMMIT)
+                .data(i).data(t).data(u).end(u, ControlRecordType.COMMIT).data(i).end(t, ControlRecordType.ABORT)
+                .restart(u).data(u).end(u, ControlRecordType.COMMIT);
+        return w.hops();
+    }
+
+    @AfterAll
+    static void write() throws Exception {
+        REPORT.write();
+    }
+}

@@ -1,0 +1,91 @@
+package dev.mirrorpid.kafka;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Objects;
+import org.apache.kafka.common.compress.Compression;
+import org.apache.kafka.common.record.internal.MemoryRecords;
+import org.apache.kafka.common.record.internal.Record;
+import org.apache.kafka.common.record.internal.RecordBatch;
+import org.apache.kafka.common.record.internal.SimpleRecord;
+import org.apache.kafka.server.storage.log.FetchIsolation;
+import org.apache.kafka.storage.internals.log.FetchDataInfo;
+import org.apache.kafka.storage.internals.log.UnifiedLog;
+
+/**
+ * One partition of a compacted topic the mirror keeps its own state in, written as its leader:
+ * keyed records, appended a call's worth in one batch (all of them or none), read back in log
+ * order by a new leader.
+ */
+final class CompactedPartition {
+    /** One record: its key, and its value ({@code null}: a tombstone). */
+    record Entry(byte[] key, byte[] value) {}
+
+    private final UnifiedLog log;
+    private final int leaderEpoch;
+
+    CompactedPartition(UnifiedLog log, int leaderEpoch) {
+        this.log = Objects.requireNonNull(log, "log");
+        this.leaderEpoch = leaderEpoch;
+    }
+
+    UnifiedLog log() {
+        return log;
+    }
+
+    /** Appends {@code entries} in one batch, and returns once Kafka's log holds them. */
+    void append(List<Entry> entries) {
+        if (entries.isEmpty()) {
+            return;
+        }
+        SimpleRecord[] records = new SimpleRecord[entries.size()];
+        long now = System.currentTimeMillis();
+        for (int i = 0; i < records.length; i++) {
+            records[i] = new SimpleRecord(now, entries.get(i).key(), entries.get(i).value());
+        }
+        try {
+            log.appendAsLeader(MemoryRecords.withRecords(Compression.NONE, records), leaderEpoch);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    /** Every record from {@code from} to the log end, in log order. */
+    List<Entry> read(long from) {
+        List<Entry> out = new ArrayList<>();
+        long offset = Math.max(from, log.logStartOffset());
+        try {
+            while (offset < log.logEndOffset()) {
+                FetchDataInfo info = log.read(offset, 1 << 20, FetchIsolation.LOG_END, true);
+                long next = offset;
+                for (RecordBatch batch : info.records.batches()) {
+                    for (Record r : batch) {
+                        if (r.offset() >= offset) {
+                            out.add(new Entry(bytes(r.key()), r.hasValue() ? bytes(r.value()) : null));
+                        }
+                    }
+                    next = batch.nextOffset();
+                }
+                if (next == offset) {
+                    break;
+                }
+                offset = next;
+            }
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+        return out;
+    }
+
+    private static byte[] bytes(ByteBuffer b) {
+        if (b == null) {
+            return new byte[0];
+        }
+        byte[] out = new byte[b.remaining()];
+        b.duplicate().get(out);
+        return out;
+    }
+}

@@ -1,0 +1,220 @@
+package dev.mirrorpid.kafka;
+
+import dev.mirrorpid.kafka.PathCheckpoint.Position;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
+import org.apache.kafka.storage.internals.log.UnifiedLog;
+
+/**
+ * One partition of the mirror's path checkpoints: a compacted Kafka log, beside {@code
+ * __mirror_state}, of how far each path into the destination partition has mirrored ({@link
+ * PathCheckpoint}). It is what a mirror persists to resume a path, with the positions that
+ * {@link Copies} needs to judge the path's markers after a leader change.
+ *
+ * <p>Each record is keyed by what it says, so compaction keeps the latest of each: a path's
+ * next offset, a path's position for one PID (a tombstone when the position was forgotten), or
+ * the destination's log end when the latest leader started.
+ * {@link #store} writes one fetch's changes in one batch, so a new leader reads a path's
+ * offset and positions as of the same append. The format, version 1, all big-endian: the key is
+ * {@code int16} version, {@code int8} kind (0 next offset, 1 position, 2 leader), then but for a
+ * leader {@code int16} length and the path's UTF-8 bytes, and for a position the {@code int64}
+ * PID; an offset's value is the {@code int64} next source offset and the {@code int64}
+ * destination log end, a leader's that log end, a position's is {@code int16} epoch, {@code int32} last sequence, {@code
+ * int8} flags (1: a marker came after that batch) and the {@code int64} clock when the path
+ * last carried the producer.
+ */
+public final class PathLog {
+    /** The only record version this library writes and reads. */
+    public static final short VERSION = 1;
+    private static final byte KIND_OFFSET = 0;
+    private static final byte KIND_POSITION = 1;
+    private static final byte KIND_LEADER = 2;
+    private static final int POSITION_VALUE_BYTES = Short.BYTES + Integer.BYTES + 1 + Long.BYTES;
+    private static final int FLAG_MARKER = 1;
+
+    private final CompactedPartition partition;
+
+    /** Writes to {@code log} (configured with {@code cleanup.policy=compact}) as leader of {@code leaderEpoch}. */
+    public PathLog(UnifiedLog log, int leaderEpoch) {
+        this.partition = new CompactedPartition(log, leaderEpoch);
+    }
+
+    /** The Kafka log behind this partition. */
+    public UnifiedLog log() {
+        return partition.log();
+    }
+
+    /**
+     * Stores, in one batch, that {@code path} resumes at {@code nextOffset} and stands at {@code
+     * moved} for the PIDs there, as of the destination's log end {@code destinationEnd}; returns
+     * once Kafka's log holds it.
+     *
+     * @throws IllegalArgumentException what {@link PathCheckpoint}'s constructor refuses
+     */
+    public void store(String path, long nextOffset, long destinationEnd, Map<Long, Position> moved) {
+        PathCheckpoint checked = new PathCheckpoint(path, nextOffset, destinationEnd, moved);
+        List<CompactedPartition.Entry> entries = new ArrayList<>(moved.size() + 1);
+        for (Map.Entry<Long, Position> e : checked.positions().entrySet()) {
+            Position p = e.getValue();
+            ByteBuffer value = ByteBuffer.allocate(POSITION_VALUE_BYTES).putShort(p.epoch()).putInt(p.lastSequence())
+                    .put((byte) (p.afterMarker() ? FLAG_MARKER : 0)).putLong(p.lastMs());
+            entries.add(new CompactedPartition.Entry(key(KIND_POSITION, path, e.getKey()), value.array()));
+        }
+        entries.add(new CompactedPartition.Entry(key(KIND_OFFSET, path, -1),
+                ByteBuffer.allocate(2 * Long.BYTES).putLong(nextOffset).putLong(destinationEnd).array()));
+        partition.append(entries);
+    }
+
+    /**
+     * Stores that a leader starts mirroring with the destination's log ending at {@code
+     * destinationEnd}; a leader stores it before its first append, so that whatever it appends
+     * lies beyond a log end stored here.
+     */
+    public void leading(long destinationEnd) {
+        if (destinationEnd < 0) {
+            throw new IllegalArgumentException("negative destination end " + destinationEnd);
+        }
+        byte[] key = ByteBuffer.allocate(Short.BYTES + 1).putShort(VERSION).put(KIND_LEADER).array();
+        partition.append(List.of(new CompactedPartition.Entry(key,
+                ByteBuffer.allocate(Long.BYTES).putLong(destinationEnd).array())));
+    }
+
+    /**
+     * What a new leader resumes from: each path's latest checkpoint, by path, and the
+     * destination's log end as of the latest record (-1 when there is none). A path with
+     * positions and no offset record (which {@link #store} never writes) is left out.
+     *
+     * @param paths each path's latest checkpoint
+     * @param destinationEnd the destination's log end when the latest checkpoint was stored or
+     *     the latest leader started, whichever came later; a batch appended beyond it was
+     *     appended by a leader that died before checkpointing it
+     */
+    public record Resume(Map<String, PathCheckpoint> paths, long destinationEnd) {}
+
+    /** Stores, in one batch, that the positions {@code forgotten} (PIDs by path) are gone. */
+    public void forget(Map<String, Set<Long>> forgotten) {
+        List<CompactedPartition.Entry> entries = new ArrayList<>();
+        for (Map.Entry<String, Set<Long>> path : new TreeMap<>(forgotten).entrySet()) {
+            for (long pid : new java.util.TreeSet<>(path.getValue())) {
+                entries.add(new CompactedPartition.Entry(key(KIND_POSITION, path.getKey(), pid), null));
+            }
+        }
+        partition.append(entries);
+    }
+
+    /**
+     * What a new leader resumes from, read from the whole log.
+     *
+     * @throws CorruptStateException a record is not one this library wrote
+     */
+    public Resume read() {
+        long leader = -1;
+        Map<String, long[]> offsets = new HashMap<>();
+        Map<String, Map<Long, Position>> positions = new HashMap<>();
+        for (CompactedPartition.Entry e : partition.read(0)) {
+            ByteBuffer key = ByteBuffer.wrap(e.key());
+            short version = need(key, Short.BYTES, "the key's version").getShort();
+            if (version != VERSION) {
+                throw new CorruptStateException("a path record of version " + version + " (this library reads "
+                        + VERSION + ")");
+            }
+            byte kind = need(key, 1, "the key's kind").get();
+            if (kind == KIND_LEADER) {
+                end(key, "a leader's key");
+                if (e.value() != null) {
+                    ByteBuffer value = ByteBuffer.wrap(e.value());
+                    leader = need(value, Long.BYTES, "the leader's log end").getLong();
+                    end(value, "a leader's log end");
+                }
+                continue;
+            }
+            int length = need(key, Short.BYTES, "the path's length").getShort();
+            if (length <= 0) {
+                throw new CorruptStateException("a path record's path is " + length + " bytes");
+            }
+            byte[] name = new byte[length];
+            need(key, length, "the path").get(name);
+            String path = new String(name, StandardCharsets.UTF_8);
+            ByteBuffer value = e.value() == null ? null : ByteBuffer.wrap(e.value());
+            if (kind == KIND_OFFSET) {
+                end(key, "an offset's key");
+                if (value == null) {
+                    offsets.remove(path);
+                    continue;
+                }
+                need(value, 2 * Long.BYTES, "the offsets");
+                long next = value.getLong();
+                long destinationEnd = value.getLong();
+                end(value, "an offset");
+                if (next < 0 || destinationEnd < 0) {
+                    throw new CorruptStateException("path " + path + " resumes at offset " + next
+                            + " with the destination ending at " + destinationEnd);
+                }
+                offsets.put(path, new long[] {next, destinationEnd});
+            } else if (kind == KIND_POSITION) {
+                long pid = need(key, Long.BYTES, "the PID").getLong();
+                end(key, "a position's key");
+                if (pid < 0) {
+                    throw new CorruptStateException("path " + path + " has a position for PID " + pid);
+                }
+                Map<Long, Position> of = positions.computeIfAbsent(path, k -> new HashMap<>());
+                if (value == null) {
+                    of.remove(pid);
+                    continue;
+                }
+                need(value, POSITION_VALUE_BYTES, "the position");
+                Position p = new Position(value.getShort(), value.getInt(), flag(value.get(), path, pid), value.getLong());
+                end(value, "a position");
+                of.put(pid, p);
+            } else {
+                throw new CorruptStateException("a path record of unknown kind " + kind);
+            }
+        }
+        Map<String, PathCheckpoint> out = new TreeMap<>();
+        long end = leader;
+        for (Map.Entry<String, long[]> e : offsets.entrySet()) {
+            out.put(e.getKey(), new PathCheckpoint(e.getKey(), e.getValue()[0], e.getValue()[1],
+                    positions.getOrDefault(e.getKey(), Map.of())));
+            end = Math.max(end, e.getValue()[1]);
+        }
+        return new Resume(java.util.Collections.unmodifiableMap(out), end);
+    }
+
+    private static byte[] key(byte kind, String path, long pid) {
+        byte[] name = path.getBytes(StandardCharsets.UTF_8);
+        ByteBuffer key = ByteBuffer.allocate(Short.BYTES + 1 + Short.BYTES + name.length
+                + (kind == KIND_POSITION ? Long.BYTES : 0));
+        key.putShort(VERSION).put(kind).putShort((short) name.length).put(name);
+        if (kind == KIND_POSITION) {
+            key.putLong(pid);
+        }
+        return key.array();
+    }
+
+    private static boolean flag(byte flags, String path, long pid) {
+        if ((flags & ~FLAG_MARKER) != 0) {
+            throw new CorruptStateException("unknown flags " + flags + " in path " + path + "'s position for PID " + pid);
+        }
+        return flags == FLAG_MARKER;
+    }
+
+    private static ByteBuffer need(ByteBuffer in, int bytes, String what) {
+        if (in.remaining() < bytes) {
+            throw new CorruptStateException("a path record ends before " + what + " (" + in.remaining() + " of "
+                    + bytes + " bytes)");
+        }
+        return in;
+    }
+
+    private static void end(ByteBuffer in, String what) {
+        if (in.hasRemaining()) {
+            throw new CorruptStateException(what + " has " + in.remaining() + " bytes too many");
+        }
+    }
+}
