@@ -1,7 +1,7 @@
 //! What the simulator predicts for the scenarios the real-Kafka judge runs
-//! (`tests/fixtures/judge/*.json`, each the twin of a test in `jvm/kafka`,
+//! (`tests/fixtures/judge/*.json`, each the twin of a test in `jvm/judge`,
 //! and the playground's presets, `www/presets/*.json`, as `preset/<name>`,
-//! which `jvm/kafka`'s `PresetTest` replays batch for batch into Kafka's
+//! which `jvm/judge`'s `PresetTest` replays batch for batch into Kafka's
 //! logs), written to `tests/fixtures/judge-sim.json`: per scenario, strategy and
 //! cluster, Kafka's producer entries (epoch and last sequence, sorted), the
 //! appends refused by kind, the local writes lost as duplicates, and the

@@ -74,7 +74,7 @@ fn mirrorpid_pid_at(r: &Report, producer: &str, cluster: &str) -> String {
 #[test]
 fn every_preset_is_listed_and_counts_exactly() {
     let index = preset_names();
-    // Kafka 4.4's rules (src/sim/psm/, checked in jvm/kafka): local
+    // Kafka 4.4's rules (src/sim/psm/, checked in jvm/judge): local
     // writes appended as CLIENT and refused loudly when a mirrored producer
     // holds their PID at a higher epoch (seed-chain's 5, failover's 3, as a
     // reading of Kafka's code predicted); a diamond's copies written twice.

@@ -385,3 +385,35 @@ fn a_two_way_loop_is_refused_under_the_pairs_declaration() {
     let err = serve(&mut declared, "eu-west", batch(came_back, None)).unwrap_err();
     assert!(matches!(err, Error::UndeclaredOrigin { .. }), "{err}");
 }
+
+/// A direct source the declaration does not name is trusted with no
+/// origin, as one declared with an empty list is: its own producers map,
+/// every mirrored PID it sends is refused and changes nothing. The README's
+/// Java guide says so; this holds it.
+#[test]
+fn an_undeclared_direct_source_is_trusted_like_an_empty_list() {
+    let upstreams = map_pid("upstream", 3, 0).unwrap();
+    for declared_empty in [false, true] {
+        let mut config = MapperConfig::new(common::TOPIC.parse().unwrap(), 0);
+        let mut origins = Origins::default();
+        origins.insert(ATTACKER.to_owned(), vec!["upstream".to_owned()]);
+        if declared_empty {
+            origins.insert("stranger".to_owned(), vec![]);
+        }
+        config.origins = Some(origins);
+        let mut m = Mapper::new(config).unwrap();
+        let own = serve(&mut m, "stranger", batch(7, None)).unwrap();
+        assert_eq!(pid_of(&own), map_pid("stranger", 7, 0).unwrap());
+        let before = m.len();
+        let mut bytes = batch(upstreams, None);
+        let original = bytes.clone();
+        let err = m
+            .rewrite("stranger", &mut bytes, 1_000, RewriteOptions::default())
+            .unwrap_err();
+        assert!(matches!(err, Error::UndeclaredOrigin { .. }), "{err}");
+        assert_eq!(bytes, original, "the refused batch is unchanged");
+        assert_eq!(m.len(), before, "and nothing was bound");
+        // The source declared to carry upstream's producers maps the same PID.
+        assert!(serve(&mut m, ATTACKER, batch(upstreams, None)).is_ok());
+    }
+}

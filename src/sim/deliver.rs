@@ -139,7 +139,7 @@ impl Sim {
             if strategy == Strategy::Mirrorpid
                 && self.worlds.mirrorpid.psm[cluster].holds(batch.serial)
             {
-                // The host's copy check after the rewrite (jvm/kafka's
+                // The host's copy check after the rewrite (mirrorpid-kafka's
                 // Copies): a batch the log already holds, come by another
                 // path, is not appended again.
                 self.worlds.mirrorpid.psm[cluster].drop_copy();

@@ -1,7 +1,7 @@
 //! A small model of Kafka's producer state (ProducerStateManager) at one
 //! partition, used by the simulator to count the seed's silent corruptions
 //! and the appends Kafka refuses. Its rules are Kafka 4.4's
-//! (`ProducerAppendInfo`), and `jvm/kafka` checks them against Kafka's own
+//! (`ProducerAppendInfo`), and `jvm/judge` checks them against Kafka's own
 //! log (`docs/KAFKA.md`):
 //!
 //! * Kafka tracks state per PID, and only for `pid > -1`.

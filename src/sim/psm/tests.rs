@@ -135,7 +135,7 @@ fn a_local_write_is_checked_refused_or_taken_for_a_retry() {
     s.append(&batch("a", 0, 0));
     s.append(&batch("a", 0, 1));
     // The local producer 0 writes sequences 0 and 1: to Kafka, retries
-    // of a's batches, acknowledged and not written (what jvm/kafka's
+    // of a's batches, acknowledged and not written (what jvm/judge's
     // chain shows).
     for seq in 0..2 {
         let o = s.append(&local("local", 0, seq));
