@@ -53,4 +53,4 @@ if missing:
     sys.exit("README's mirror example has lines tests/consumers/maven-kafka does not run:\n" + "\n".join(missing))
 PY
 cp -r tests/consumers/maven-kafka "$work/maven-kafka"
-(cd "$work/maven-kafka" && mvn -B -q --no-transfer-progress -Dmirrorpid.version="$version" package exec:java)
+(cd "$work/maven-kafka" && mvn -B -q --no-transfer-progress -Dmirrorpid.version="$version" package exec:java@mirror exec:java@topologies)
