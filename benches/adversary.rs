@@ -12,9 +12,8 @@ use std::time::Duration;
 use criterion::{criterion_group, criterion_main, BatchSize, Criterion, Throughput};
 use mirrorpid::{Mapper, MapperConfig, RewriteOptions, TopicId};
 
-#[path = "common/adversary.rs"]
-mod adversary;
 use adversary::Identities;
+use mirrorpid_test_support::adversary;
 
 fn mapper() -> Mapper {
     let topic: TopicId = "bxw7Kp1OS3-KHC0-T1prfA".parse().unwrap();

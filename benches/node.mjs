@@ -5,7 +5,10 @@
 // the host's copy in). Medians of 41 rounds after a warm-up; each round
 // times a loop, not one call.
 //
-//   scripts/build.sh && node benches/node.mjs      (scripts/bench.sh runs it)
+//   scripts/build.sh && node benches/node.mjs [--json FILE]   (scripts/bench.sh runs it)
+//
+// With --json, the figures are also written to FILE, as
+// `scripts/perf-doc.py collect node FILE` reads them.
 import { createRequire } from "node:module";
 import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
@@ -15,6 +18,10 @@ const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const require = createRequire(import.meta.url);
 const js = require(join(root, "dist/node/mirrorpid.js"));
 const TOPIC = "bxw7Kp1OS3-KHC0-T1prfA";
+const jsonAt = process.argv.indexOf("--json");
+const jsonFile = jsonAt >= 0 ? process.argv[jsonAt + 1] : null;
+// Each figure in ns, by the name docs/perf/node.json keeps it under.
+const results = {};
 const BATCHES = 1000;
 
 // A fetch of minimal v2 batches (no records; 61 bytes each): batchLength 49,
@@ -127,6 +134,10 @@ const [jsRewrite, jsInPlace, jsRewriteRead, abiRewrite, jsMap, jsMapBig] = measu
   ],
 ]);
 
+results["rewriteBatches 1000"] = jsRewrite;
+results["rewriteBatchesInPlace 1000"] = jsInPlace;
+results["mp_rewrite 1000"] = abiRewrite;
+results["map"] = jsMap;
 const row = (what, ns) => `| ${what} | ${ns.toFixed(1)} ns |`;
 console.log("| work (Node " + process.version + ") | cost |");
 console.log("|---|---:|");
@@ -151,12 +162,12 @@ console.log(
   "\n| one batch of | rewriteBatches | rewriteBatchesInPlace | mp_rewrite (host copies it in) | new Uint8Array(size) |",
 );
 console.log("|---:|---:|---:|---:|---:|");
-for (const [name, size] of [
-  ["256 B", 256],
-  ["1 KiB", 1 << 10],
-  ["16 KiB", 16 << 10],
-  ["64 KiB", 64 << 10],
-  ["1 MiB", 1 << 20],
+for (const [name, size, key] of [
+  ["256 B", 256, "256B"],
+  ["1 KiB", 1 << 10, "1KiB"],
+  ["16 KiB", 16 << 10, "16KiB"],
+  ["64 KiB", 64 << 10, "64KiB"],
+  ["1 MiB", 1 << 20, "1MiB"],
 ]) {
   const one = new Uint8Array(size);
   const v = new DataView(one.buffer);
@@ -199,6 +210,9 @@ for (const [name, size] of [
       loops,
     ],
   ]);
+  results[`rewriteBatches ${key}`] = copying;
+  results[`rewriteBatchesInPlace ${key}`] = inPlace;
+  results[`mp_rewrite ${key}`] = abi;
   const us = (ns) => `${(ns / 1000).toFixed(2)} µs`;
   console.log(`| ${name} | ${us(copying)} | ${us(inPlace)} | ${us(abi)} | ${us(alloc)} |`);
   if (fresh.length !== size) throw new Error("the allocation was optimised away");
@@ -206,3 +220,7 @@ for (const [name, size] of [
   m1.free();
 }
 if (sink === -1n) console.log(""); // keeps the reads
+if (jsonFile) {
+  const { writeFileSync } = await import("node:fs");
+  writeFileSync(jsonFile, JSON.stringify({ node: process.version, results }, null, 1));
+}

@@ -12,9 +12,8 @@ use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use mirrorpid::peer::rewrite_naive;
 use mirrorpid::{Mapper, MapperConfig, RewriteOptions};
 
-#[path = "common/batches.rs"]
-mod batches;
 use batches::{fetch, single, SIZES};
+use mirrorpid_test_support::bench as batches;
 
 fn bound(buf: &[u8]) -> Mapper {
     let mut m = Mapper::new(MapperConfig::new(

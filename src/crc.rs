@@ -16,7 +16,7 @@ const POLY: u32 = 0x82f6_3b78;
 /// CRC-32C of `bytes`: natively the `crc32c` crate (hardware instructions
 /// where the CPU has them); in WebAssembly, which has none, four bytes at a
 /// time through the patch's own tables (the crate's 8 KiB of tables would
-/// be 6 % of the broker module, for checks off the hot path).
+/// grow the broker module for checks off the hot path).
 pub fn crc32c(bytes: &[u8]) -> u32 {
     #[cfg(not(target_family = "wasm"))]
     return crc32c::crc32c(bytes);
@@ -320,7 +320,8 @@ impl Patch {
 /// followed by `bytes_after` more bytes, given the message's CRC `crc`.
 ///
 /// Valid for any CRC-32C message, whatever bytes precede the patch.
-pub fn patch(crc: u32, old: &[u8; 8], new: &[u8; 8], bytes_after: u32) -> u32 {
+#[cfg(test)]
+fn patch(crc: u32, old: &[u8; 8], new: &[u8; 8], bytes_after: u32) -> u32 {
     crc ^ patch_delta(old, new, bytes_after)
 }
 
@@ -328,7 +329,8 @@ pub fn patch(crc: u32, old: &[u8; 8], new: &[u8; 8], bytes_after: u32) -> u32 {
 /// `new` with `bytes_after` bytes after them (0 when they are equal). An
 /// XOR commutes with byte order, so a CRC stored big-endian is patched by
 /// XORing this one's big-endian bytes into its bytes, never decoding it.
-pub fn patch_delta(old: &[u8; 8], new: &[u8; 8], bytes_after: u32) -> u32 {
+#[cfg(test)]
+fn patch_delta(old: &[u8; 8], new: &[u8; 8], bytes_after: u32) -> u32 {
     Patch::new(*old, *new).after(bytes_after)
 }
 

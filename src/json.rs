@@ -59,16 +59,6 @@ pub fn parse_i64(text: &str) -> Option<i64> {
     text.parse().ok()
 }
 
-/// An `i64` that deserializes by [`i64_from_any`] (for optional fields).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Int64(pub i64);
-
-impl<'de> serde::Deserialize<'de> for Int64 {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Int64, D::Error> {
-        i64_from_any(d).map(Int64)
-    }
-}
-
 /// Serde `with` module for `i64` fields: string out, string or number in.
 pub mod i64_str {
     pub use super::i64_as_string as serialize;

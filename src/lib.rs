@@ -19,16 +19,17 @@
 //!   that a new leader maps identically; [`snapshot`]: its whole state.
 //! * [`batch`] and [`rewrite`]: the data path. Fetch bytes → batch headers
 //!   → mapper → the same bytes with producerId rewritten and the CRC patched
-//!   without reading the records ([`crc`]).
+//!   without reading the records.
 //! * `sim` (feature `sim`, on with `js`): a topology simulator comparing
 //!   verbatim mirroring, the stateless `-(pid+2)` rewrite and mirrorpid. A
 //!   broker's build leaves it out.
 //!
 //! The core is plain safe Rust (but for one call into x86-64 CRC
-//! instructions, [`crc`]) with no clock and no randomness: the host
-//! passes `now_ms`, and the same inputs give the same outputs on every
-//! engine. Two thin adapters expose it: the wasm-bindgen API (feature `js`,
-//! `src/js.rs`) and the broker ABI (crate `mirrorpid-broker`).
+//! instructions) with no clock and no randomness: the host passes
+//! `now_ms`, and the same inputs give the same outputs on every engine.
+//! Thin adapters expose it: the wasm-bindgen API (feature `js`, `src/js/`),
+//! and the broker ABI (crate `mirrorpid-broker`, with `mirrorpid-abi` the
+//! facts its hosts share).
 //!
 //! ```
 //! use mirrorpid::{Mapper, MapperConfig};
@@ -41,7 +42,7 @@
 
 #![deny(missing_docs)]
 
-/// `format!` without its panic ([`error::text`]): what the module's code
+/// `format!` without its panic (`error::text`): what the module's code
 /// formats with.
 macro_rules! text {
     ($($arg:tt)*) => {
@@ -49,11 +50,10 @@ macro_rules! text {
     };
 }
 
-pub mod abi;
 pub mod batch;
-pub mod crc;
+pub(crate) mod crc;
 pub mod error;
-pub mod json;
+pub(crate) mod json;
 pub mod mapper;
 #[cfg(feature = "peer")]
 pub mod peer;
@@ -65,8 +65,8 @@ pub mod rewrite;
 pub mod sim;
 pub mod snapshot;
 pub mod topic;
-pub mod vec;
-pub mod wire;
+pub(crate) mod vec;
+pub(crate) mod wire;
 
 #[cfg(feature = "js")]
 pub mod js;

@@ -149,7 +149,7 @@ impl Mapper {
         // it whole?), then the versions (can this build read it?), so a
         // damaged version byte is corruption, not an unknown version.
         if bytes.len() < SNAPSHOT_MAGIC.len() || &bytes[..8] != SNAPSHOT_MAGIC {
-            return Err(Error::ForeignSnapshot);
+            return Err(Error::ForeignSnapshot {});
         }
         if bytes.len() < 8 + 3 + 4 {
             return Err(corrupt("truncated: no header and checksum"));
@@ -186,7 +186,8 @@ impl Mapper {
     }
 }
 
-// Out of line, in two parts: see docs/PERFORMANCE.md, "Function size".
+// Out of line, in two parts: each stays under HotSpot's 8,000 bytes of
+// bytecode once Chicory compiles the module.
 #[inline(never)]
 fn decode_body(body: &[u8], format: u16) -> Result<Mapper> {
     let mut r = Reader::new(body);

@@ -5,11 +5,8 @@
 
 /// Whether `a` and `b` hold the same bytes, compared a word at a time (the
 /// last word overlapping the one before it). Slice equality is a call of
-/// `memcmp`, which WebAssembly runs a byte at a time: about 45
-/// instructions for a 1-byte cluster ID and four more a byte after that,
-/// where a 22-byte one (Kafka's) takes three words here. Out of line: one
-/// copy serves every comparison of cluster IDs (inlined, they made the
-/// broker module 2 KB larger).
+/// `memcmp`, which WebAssembly runs a byte at a time, where a 22-byte
+/// cluster ID (Kafka's) is three words here.
 #[inline(always)]
 pub fn same_bytes(a: &[u8], b: &[u8]) -> bool {
     let n = a.len();
@@ -77,16 +74,6 @@ pub fn insert_at<T>(v: &mut Vec<T>, i: usize, x: T) {
     }
 }
 
-/// Removes the element at position `i`, shifting the rest down; `None`
-/// (and nothing changed) when there is none.
-pub fn remove_at<T>(v: &mut Vec<T>, i: usize) -> Option<T> {
-    match v.get_mut(i..) {
-        Some(tail) if !tail.is_empty() => tail.rotate_left(1),
-        _ => return None,
-    }
-    v.pop()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -119,7 +106,7 @@ mod tests {
     }
 
     #[test]
-    fn they_are_vec_insert_and_remove() {
+    fn it_is_vec_insert() {
         for len in 0..5usize {
             for i in 0..=len {
                 let mut a: Vec<usize> = (0..len).collect();
@@ -128,15 +115,7 @@ mod tests {
                 b.insert(i, 99);
                 assert_eq!(a, b, "insert at {i} of {len}");
             }
-            for i in 0..len {
-                let mut a: Vec<usize> = (0..len).collect();
-                let mut b = a.clone();
-                assert_eq!(remove_at(&mut a, i), Some(b.remove(i)));
-                assert_eq!(a, b, "remove at {i} of {len}");
-            }
             let mut a: Vec<usize> = (0..len).collect();
-            assert_eq!(remove_at(&mut a, len), None);
-            assert_eq!(a.len(), len);
             insert_at(&mut a, len + 3, 7);
             assert_eq!(a.last(), Some(&7), "past the end: at the end");
         }

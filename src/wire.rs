@@ -26,11 +26,6 @@ impl<'a> Reader<'a> {
         }
     }
 
-    /// Bytes read so far.
-    pub fn position(&self) -> usize {
-        self.len.saturating_sub(self.rest.len())
-    }
-
     /// Bytes not yet read.
     pub fn remaining(&self) -> usize {
         self.rest.len()
@@ -71,10 +66,6 @@ impl<'a> Reader<'a> {
     /// A big-endian int16.
     pub fn i16(&mut self, what: &'static str) -> Result<i16> {
         Ok(i16::from_be_bytes(self.array(what)?))
-    }
-    /// A big-endian uint16.
-    pub fn u16(&mut self, what: &'static str) -> Result<u16> {
-        Ok(u16::from_be_bytes(self.array(what)?))
     }
     /// A big-endian int32.
     pub fn i32(&mut self, what: &'static str) -> Result<i32> {

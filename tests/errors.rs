@@ -281,17 +281,17 @@ fn bad_topic_ids_and_configs() {
 fn corrupt_foreign_and_truncated_snapshots() {
     let good = mapper().snapshot();
     assert!(Mapper::restore(&good).is_ok());
-    assert_eq!(Mapper::restore(b"").unwrap_err(), Error::ForeignSnapshot);
+    assert_eq!(Mapper::restore(b"").unwrap_err(), Error::ForeignSnapshot {});
     assert_eq!(
         Mapper::restore(b"PK\x03\x04 zip file").unwrap_err(),
-        Error::ForeignSnapshot
+        Error::ForeignSnapshot {}
     );
     // Shorter than the magic, or another magic: foreign. The magic and
     // anything less than a whole snapshot: corrupt (the checksum comes
     // before the versions, so a damaged version byte is corrupt too).
     assert_eq!(
         Mapper::restore(b"MPIDSNA").unwrap_err(),
-        Error::ForeignSnapshot
+        Error::ForeignSnapshot {}
     );
     for cut in 8..good.len() {
         let err = Mapper::restore(&good[..cut]).unwrap_err();

@@ -11,8 +11,7 @@
 #![cfg(not(target_arch = "wasm32"))]
 
 mod common;
-#[path = "common/kp.rs"]
-mod kp;
+use mirrorpid_test_support::kp;
 
 use bytes::Bytes;
 use kafka_protocol::records::{Compression, Record, TimestampType};

@@ -5,8 +5,7 @@
 #![cfg(not(target_arch = "wasm32"))]
 
 mod common;
-#[path = "common/kp.rs"]
-mod kp;
+use mirrorpid_test_support::kp;
 
 use kp::kp_encode;
 

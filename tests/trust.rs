@@ -229,7 +229,7 @@ fn a_record_that_contradicts_the_declaration_is_loaded_and_reported() {
         ),
         "{outcome:?}"
     );
-    assert_eq!(mirrorpid::abi::load_status(&outcome), 1 | 4);
+    assert_eq!(mirrorpid_abi::load_status(&outcome), 1 | 4);
     // A declared claim, and a local PID, are not reported.
     let upstream = map_pid("upstream", 4, 0).unwrap();
     for (source, pid) in [(ATTACKER, upstream), (VICTIM, 4), (ATTACKER, 8)] {

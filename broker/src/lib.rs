@@ -41,9 +41,9 @@ use state::{
 #[global_allocator]
 static ALLOCATOR: reserve::WithReserve = reserve::WithReserve;
 
-use mirrorpid::abi::{self, ABI_VERSION, FLAG_COMPLETE, FLAG_STRICT_CRC};
 use mirrorpid::batch::{HeaderView, SLOT_BYTES};
 use mirrorpid::{Code, Mapper, MapperConfig, RewriteOptions, StateRecord};
+use mirrorpid_abi::{self as abi, ABI_VERSION, FLAG_COMPLETE, FLAG_STRICT_CRC};
 
 /// The ABI version ([`ABI_VERSION`]).
 #[no_mangle]
@@ -281,7 +281,7 @@ pub extern "C" fn mp_snapshot_required(handle: i32) -> i32 {
 }
 
 /// Pointer to the 12 bytes that say where the output of the last
-/// successful call that wrote one is (`mirrorpid::abi::OutputInfo`):
+/// successful call that wrote one is (`mirrorpid_abi::OutputInfo`):
 /// fixed for the instance's life, so a host asks once and reads them after
 /// each call instead of calling the three exports below.
 #[no_mangle]

@@ -4,8 +4,8 @@
 
 use crate::reserve;
 use crate::state::{fail, Failure, Slot};
-use mirrorpid::abi::{self, OutputInfo};
 use mirrorpid::{Code, Error, StateRecord};
+use mirrorpid_abi::{self as abi, OutputInfo};
 use std::cell::Cell;
 
 thread_local! {
@@ -51,7 +51,7 @@ fn write_info(info: OutputInfo) {
     let _ = OUTPUT_INFO.try_with(|c| c.set(info.encode()));
 }
 
-/// Writes records in the record-list layout (`mirrorpid::abi`), having
+/// Writes records in the record-list layout (`mirrorpid_abi`), having
 /// made room for all of it first: a call writes its output before it
 /// commits, so running out of memory here undoes the call.
 #[inline(always)]

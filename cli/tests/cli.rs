@@ -6,8 +6,7 @@
 use std::collections::BTreeSet;
 use std::path::Path;
 
-#[path = "../../tests/common/kp.rs"]
-mod kp;
+use mirrorpid_test_support::kp;
 mod support;
 
 use bytes::Bytes;

@@ -4,8 +4,7 @@
 //! that gate CI by their exit, inputs refused rather than coerced.
 //! Segments are written by the `kafka-protocol` crate's encoder.
 
-#[path = "../../tests/common/kp.rs"]
-mod kp;
+use mirrorpid_test_support::kp;
 mod support;
 
 use kafka_protocol::records::{Compression, Record};

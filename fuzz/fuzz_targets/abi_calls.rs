@@ -15,8 +15,7 @@ use mirrorpid_host::BrokerModule;
 use wasmtime::Val::{self, I32, I64};
 use wasmtime::{Engine, Module};
 
-#[path = "../../tests/common/batches.rs"]
-mod batches;
+use mirrorpid_test_support::fetch as batches;
 
 #[derive(Arbitrary, Debug)]
 enum Call {

@@ -14,12 +14,10 @@ use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use mirrorpid::{Mapper, MapperConfig, RewriteOptions};
 use mirrorpid_host::{default_module_path, BrokerModule};
 
-#[path = "../../benches/common/adversary.rs"]
-mod adversary;
 use adversary::Identities;
-#[path = "../../benches/common/batches.rs"]
-mod batches;
 use batches::{fetch as fetch_of, single, SIZES};
+use mirrorpid_test_support::adversary;
+use mirrorpid_test_support::bench as batches;
 
 const CONFIG: &str = r#"{"topicId":"bxw7Kp1OS3-KHC0-T1prfA","partition":0}"#;
 const BATCHES: usize = 1000;

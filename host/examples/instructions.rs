@@ -1,19 +1,30 @@
 //! Prints the broker module's instruction counts on the batch path
-//! (`mirrorpid_host::instructions`) at several batch sizes: what
-//! `docs/PERFORMANCE.md`'s instruction table holds and
-//! `host/tests/instructions.rs` holds to its budget.
+//! (`mirrorpid_host::instructions`) at several batch sizes: with `--json`,
+//! as the data `docs/PERFORMANCE.md`'s instruction table is written from
+//! (`docs/perf/instructions.json`, which `host/tests/instructions.rs`
+//! holds to the module); else as a table.
 //!
-//! cargo run --release -p mirrorpid-host --example instructions -- [module.wasm]
+//! cargo run --release -p mirrorpid-host --example instructions -- [--json] [module.wasm]
 
 use mirrorpid_host::{default_module_path, instructions};
 
+/// The batch sizes counted.
+const SIZES: [usize; 4] = [256, 1024, 16 << 10, 1 << 20];
+
 fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let path = std::env::args()
-        .nth(1)
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let json = args.iter().any(|a| a == "--json");
+    let path = args
+        .iter()
+        .find(|a| !a.starts_with("--"))
         .map(Into::into)
         .unwrap_or_else(default_module_path);
+    if json {
+        println!("{}", instructions::table_json(&path, &SIZES)?);
+        return Ok(());
+    }
     println!("batch bytes\tidle call\tempty rewrite\tone batch\tfurther batch\tfurther in a run\t(sizes varying)\t(in a run)\tmp_rewrite one batch");
-    for size in [256, 1024, 16 << 10, 1 << 20] {
+    for size in SIZES {
         let c = instructions::count(&path, size)?;
         println!(
             "{size}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}",

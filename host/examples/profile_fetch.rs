@@ -14,8 +14,7 @@ use mirrorpid_host::{default_module_path, BrokerModule};
 use wasmtime::{Config, Engine, Module, ProfilingStrategy};
 
 #[allow(dead_code)]
-#[path = "../../benches/common/batches.rs"]
-mod batches;
+use mirrorpid_test_support::bench as batches;
 
 const CONFIG: &str = r#"{"topicId":"bxw7Kp1OS3-KHC0-T1prfA","partition":0}"#;
 

@@ -261,3 +261,25 @@ pub fn count(
         one_batch_in_memory,
     })
 }
+
+/// The counts at each of `sizes` as `docs/perf/instructions.json` holds
+/// them (`{"rows": [...]}`, one row per size, keys as
+/// `scripts/perf-doc.py` reads them).
+pub fn table_json(module_path: &std::path::Path, sizes: &[usize]) -> Result<String, CountError> {
+    let mut rows = Vec::new();
+    for &size in sizes {
+        let c = count(module_path, size)?;
+        rows.push(serde_json::json!({
+            "batch_bytes": size,
+            "idle": c.idle_call,
+            "empty": c.empty_rewrite,
+            "one": c.one_batch,
+            "further": c.further_batch,
+            "run": c.further_batch_in_run,
+            "further_sizes_vary": c.further_batch_sizes_vary,
+            "run_sizes_vary": c.further_batch_in_run_sizes_vary,
+            "mp_rewrite_one": c.one_batch_in_memory,
+        }));
+    }
+    Ok(serde_json::json!({ "rows": rows }).to_string())
+}

@@ -9,8 +9,8 @@
 use std::fmt;
 use std::path::{Path, PathBuf};
 
-use mirrorpid::abi;
 use mirrorpid::Code;
+use mirrorpid_abi as abi;
 use wasmtime::error::Context;
 use wasmtime::{
     bail, Engine, Instance, Memory, Module, Store, StoreLimits, StoreLimitsBuilder, TypedFunc, Val,
@@ -356,7 +356,7 @@ fn trap(e: wasmtime::Error) -> AbiError {
     }
 }
 
-/// Parses the record-list layout of an output (`mirrorpid::abi`).
+/// Parses the record-list layout of an output (`mirrorpid_abi`).
 pub fn parse_records(bytes: &[u8]) -> Option<Vec<RawRecord>> {
     abi::parse_records(bytes).map(|records| {
         records

@@ -6,11 +6,10 @@
 //! the module's declared maximum memory, the config's capacity limits, and
 //! the linear memory a bound producer costs.
 
-#[path = "../../tests/common/batches.rs"]
-mod batches;
 use batches::fetch;
 use mirrorpid::Code;
 use mirrorpid_host::{default_module_path, AbiError, BrokerModule};
+use mirrorpid_test_support::fetch as batches;
 use wasmtime::{Engine, Module};
 
 const TOPIC: &str = "bxw7Kp1OS3-KHC0-T1prfA";

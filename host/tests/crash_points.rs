@@ -4,8 +4,7 @@
 //! `mp_load_record` and `mp_expire` as the leader, rewriting each fetch
 //! whole (`mp_rewrite`) or through its headers (`mp_rewrite_headers`).
 
-#[path = "../../tests/common/crash.rs"]
-mod crash;
+use mirrorpid_test_support::crash;
 
 use std::cell::RefCell;
 use std::rc::Rc;

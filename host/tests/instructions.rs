@@ -3,8 +3,9 @@
 //! batch size: unlike a timing, a count is the same on every machine and in
 //! every run, so a change that makes the batch path cost more fails here.
 //!
-//! The budgets are `docs/PERFORMANCE.md`'s instruction table; the batch
-//! size changes only how many digits the CRC patch shifts by.
+//! The batch size changes only how many digits the CRC patch shifts by.
+//! `docs/PERFORMANCE.md`'s instruction table is written from
+//! `docs/perf/instructions.json`, which must be what the module counts.
 
 use mirrorpid_host::{default_module_path, instructions};
 
@@ -54,4 +55,30 @@ fn a_count_is_the_same_every_time() {
     let a = instructions::count(&path, 1024).unwrap();
     let b = instructions::count(&path, 1024).unwrap();
     assert_eq!(a, b);
+}
+
+/// `docs/perf/instructions.json`, which `docs/PERFORMANCE.md`'s table is
+/// written from, is what the shipped module counts: a change to the batch
+/// path regenerates it (`cargo run --release -p mirrorpid-host --example
+/// instructions -- --json`, then `scripts/perf-doc.py collect instructions`).
+#[test]
+fn the_documented_counts_are_the_modules() {
+    let path = default_module_path();
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let stored: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(root.join("docs/perf/instructions.json")).unwrap(),
+    )
+    .unwrap();
+    let sizes: Vec<usize> = stored["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["batch_bytes"].as_u64().unwrap() as usize)
+        .collect();
+    let now: serde_json::Value =
+        serde_json::from_str(&instructions::table_json(&path, &sizes).unwrap()).unwrap();
+    assert_eq!(
+        stored["rows"], now["rows"],
+        "docs/perf/instructions.json is not what the module counts: regenerate it"
+    );
 }

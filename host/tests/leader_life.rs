@@ -244,7 +244,7 @@ impl<'m> Leader<'m> {
 #[test]
 fn a_partition_leaders_life() {
     let mut module = load();
-    assert_eq!(module.abi_version(), mirrorpid::abi::ABI_VERSION);
+    assert_eq!(module.abi_version(), mirrorpid_abi::ABI_VERSION);
     assert_eq!(module.abi_version(), 4);
     let mut leader = Leader::new(&mut module, 0);
     let sources = ["cluster-2123", "cluster-2336", "A"];

@@ -1,16 +1,15 @@
 //! What the module's code is, read from the build that keeps its function
 //! names (`dist/named/`, the shipped build before `strip` and `wasm-opt`).
 //!
-//! **The allocator stays out of line.** A `__mirror_state` value with a
-//! CollidingClusterId of bad UTF-8 trapped the module (issue 22): LLVM had
-//! inlined dlmalloc's `free` into `wire::Reader::utf8`, right after the
-//! allocation it frees, and there its read of the chunk header (the word
-//! before the pointer, outside the allocation as LLVM sees it) is
-//! undefined behaviour, which LLVM folded into the buffer's length. The
-//! size check then failed on a valid free. The allocator's methods are now
-//! `#[inline(never)]` (`broker/src/reserve.rs`), so no function that sees
-//! an allocation also sees the allocator's header reads: this test holds
-//! every build to that.
+//! **The allocator stays out of line.** Where LLVM inlines dlmalloc's
+//! `free` into a function right after the allocation it frees (as into
+//! `wire::Reader::utf8`, which frees a CollidingClusterId of bad UTF-8),
+//! its read of the chunk header (the word before the pointer, outside the
+//! allocation as LLVM sees it) is undefined behaviour, which LLVM folds
+//! into the buffer's length: the size check fails on a valid free, and the
+//! module traps. The allocator's methods are `#[inline(never)]`
+//! (`broker/src/reserve.rs`), so no function that sees an allocation also
+//! sees the allocator's header reads: this test holds every build to that.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;

@@ -5,12 +5,11 @@
 //! output; a failed call leaves them as they were; the address never moves,
 //! memory growth included.
 
-use mirrorpid::abi::{OutputInfo, ABI_VERSION, EMPTY_RECORDS};
+use mirrorpid_abi::{OutputInfo, ABI_VERSION, EMPTY_RECORDS};
 use mirrorpid_host::{default_module_path, BrokerModule};
 use wasmtime::Val::{I32, I64};
 
-#[path = "../../tests/common/batches.rs"]
-mod batches;
+use mirrorpid_test_support::fetch as batches;
 
 const CONFIG: &str = r#"{"topicId":"bxw7Kp1OS3-KHC0-T1prfA","partition":0}"#;
 

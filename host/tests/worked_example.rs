@@ -2,13 +2,12 @@
 //! markers below is the doc's code block, byte for byte (the first test
 //! checks that), and the second test runs it against the module.
 
-use mirrorpid::abi::OutputInfo;
 use mirrorpid::{map_pid, StateRecord};
+use mirrorpid_abi::OutputInfo;
 use mirrorpid_host::{default_module_path, BrokerModule};
 use wasmtime::Val::{I32, I64};
 
-#[path = "../../tests/common/batches.rs"]
-mod batches;
+use mirrorpid_test_support::fetch as batches;
 
 /// Calls an export; a trap fails the test.
 fn call(m: &mut BrokerModule, name: &str, args: &[wasmtime::Val]) -> i32 {
@@ -34,7 +33,7 @@ fn last_error(m: &mut BrokerModule) -> String {
 
 /// Records in the record-list layout.
 fn parse(out: &[u8]) -> Vec<(Vec<u8>, Option<Vec<u8>>)> {
-    mirrorpid::abi::parse_records(out).expect("a record list")
+    mirrorpid_abi::parse_records(out).expect("a record list")
 }
 
 // BEGIN worked example

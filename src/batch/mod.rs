@@ -275,10 +275,8 @@ impl<'a> Batch<'a> {
 
     /// [`Batch::control_type`] of a control batch: the record read, kept
     /// out of the batch loop natively, where a data batch needs only the
-    /// attribute test (with the walk's other inlining hints, 15 % off a
-    /// 256-byte rewrite). The broker module is left to LLVM: there the same
-    /// hints cost instructions (docs/PERFORMANCE.md, "The batch walk
-    /// inlined natively").
+    /// attribute test. The broker module is left to LLVM's choice: there
+    /// the same hint costs instructions.
     #[cfg_attr(not(target_family = "wasm"), inline(never))]
     fn read_control_type(&self, offset: usize) -> Result<ControlType> {
         let bad = |reason| Error::MalformedControlBatch { offset, reason };

@@ -34,18 +34,20 @@ pub enum Durability {
 }
 
 /// What a mapper is for and how it behaves.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
+///
+/// Its JSON form is read by one parser, [`MapperConfig::from_json`] (the
+/// broker module's, the command line's and the tests'); serde writes it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct MapperConfig {
     /// The destination topic.
     pub topic_id: TopicId,
     /// The destination partition.
     pub partition: i32,
     /// Which bindings yield records.
-    #[serde(default)]
     pub durability: Durability,
     /// Idle time after which [`Mapper::expire`](crate::Mapper::expire) drops a binding.
-    #[serde(default = "default_expiration", with = "crate::json::i64_str")]
+    #[serde(serialize_with = "crate::json::i64_as_string")]
     pub producer_expiration_ms: i64,
     /// The trust declaration: for each direct source cluster, the origin
     /// clusters whose mirrored producers it may carry (the upstream closure
@@ -54,38 +56,31 @@ pub struct MapperConfig {
     /// ([`crate::Error::UndeclaredOrigin`]), and only declared claims can
     /// share a slot under the two-paths rule. `None`: every claim is
     /// believed (`docs/DESIGN.md`, "Sources you do not control").
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub origins: Option<Origins>,
     /// The most bindings the mapper holds (pending ones included): a new
     /// identity beyond it is refused with [`Error::CapacityExceeded`]
     /// until expiry frees room. Every source shares it, so size it for the
     /// partition's real producers with headroom, and declare `origins` so
     /// that one source cannot claim another's PIDs.
-    #[serde(default = "default_max_bindings")]
     pub max_bindings: u64,
     /// The most distinct source cluster IDs the bindings name.
-    #[serde(default = "default_max_clusters")]
     pub max_clusters: u64,
     /// The most bytes of those cluster IDs together.
-    #[serde(default = "default_max_cluster_id_bytes")]
     pub max_cluster_id_bytes: u64,
 }
 
-fn default_expiration() -> i64 {
-    DEFAULT_PRODUCER_EXPIRATION_MS
-}
-
-fn default_max_bindings() -> u64 {
-    DEFAULT_MAX_BINDINGS
-}
-
-fn default_max_clusters() -> u64 {
-    DEFAULT_MAX_CLUSTERS
-}
-
-fn default_max_cluster_id_bytes() -> u64 {
-    DEFAULT_MAX_CLUSTER_ID_BYTES
-}
+/// The fields of the JSON form, as [`MapperConfig::from_json`] reads them.
+const FIELDS: [&str; 8] = [
+    "topicId",
+    "partition",
+    "durability",
+    "producerExpirationMs",
+    "origins",
+    "maxBindings",
+    "maxClusters",
+    "maxClusterIdBytes",
+];
 
 impl MapperConfig {
     /// A config with the default durability and expiration.
@@ -106,8 +101,9 @@ impl MapperConfig {
     /// "producerExpirationMs"?, "origins"?, "maxBindings"?, "maxClusters"?,
     /// "maxClusterIdBytes"?}`, unknown fields refused, optional fields
     /// absent or null, 64-bit integers as numbers or decimal strings) and
-    /// validates it. It reads JSON with [`crate::json::Value`], not
-    /// serde_json, to keep the broker module small. A bad `topicId` is
+    /// validates it. It reads JSON with its own small reader rather than
+    /// serde_json, whose deserializer would take the broker module past
+    /// its size budget (`wasm-pack.toml`). A bad `topicId` is
     /// [`Error::InvalidTopicId`]; anything else wrong is
     /// [`Error::InvalidInput`].
     // Out of line: see docs/PERFORMANCE.md, "Function size" (a JVM leaves
@@ -170,10 +166,8 @@ impl MapperConfig {
                 }
                 _ => {
                     let key = crate::error::Quoted(&key);
-                    return Err(bad(text!(
-                        "unknown field {key} (known: topicId, partition, durability, \
-                         producerExpirationMs, origins, maxBindings, maxClusters, maxClusterIdBytes)"
-                    )));
+                    let known = FIELDS.join(", ");
+                    return Err(bad(text!("unknown field {key} (known: {known})")));
                 }
             }
         }
@@ -383,7 +377,7 @@ mod tests {
             json["origins"],
             serde_json::json!({"central": [], "east": ["dc3"]})
         );
-        let back: MapperConfig = serde_json::from_value(json).unwrap();
-        assert_eq!(back, config);
+        let back = MapperConfig::from_json(&json.to_string()).unwrap();
+        assert_eq!(back, config, "what serde writes, the parser reads");
     }
 }

@@ -134,7 +134,7 @@ pub(super) fn name_hash(k: &Keys, name: &str) -> u64 {
     let (lo, hi) = if n > 16 {
         let mut h = seed;
         // Whole words up to the last 8 bytes, then the last 8 bytes: every
-        // byte is read (the old loop skipped up to 7 before the tail).
+        // byte is read, so names that differ anywhere hash apart.
         let body = &b[..n - 8];
         for c in body.chunks(8) {
             h = fold(

@@ -160,8 +160,7 @@ pub(crate) struct Table {
     /// comparison instead of a hash and a probe. Always checked against the
     /// name, so it is never wrong, only sometimes useless. One, not a few:
     /// names chosen to compare equal for long would make every miss cost
-    /// several long comparisons (measured: 2x on the flooding benchmark
-    /// with four).
+    /// several long comparisons.
     recent: std::cell::Cell<u32>,
     bindings: Chunked<Binding>,
     by_identity: Index,
@@ -225,7 +224,7 @@ impl Table {
         }
         if bindings > 0 {
             // In chunks that never move (`chunked.rs`): no copy of the
-            // table, no 25 % of it spare, and no hole left behind.
+            // table, no spare quarter of it, and no hole left behind.
             self.bindings.try_reserve(bindings).map_err(oom)?;
             let (k, all) = (&self.keys, &self.bindings);
             self.by_identity

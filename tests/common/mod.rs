@@ -105,10 +105,9 @@ pub fn records() -> (String, String, Vec<RecordVector>) {
 
 /// The topic every scenario runs in.
 pub const TOPIC: &str = "bxw7Kp1OS3-KHC0-T1prfA";
-pub mod batches;
-pub mod clusters;
-#[cfg(not(target_arch = "wasm32"))]
-pub mod crash;
+// Each test binary uses some of them.
+#[allow(unused_imports)]
+pub use mirrorpid_test_support::{clusters, crash, fetch as batches};
 
 /// Everything a failed call must leave unchanged: the snapshot (confirmed
 /// bindings with their last-seen times and flags) and the number of bound
@@ -122,7 +121,7 @@ pub fn state(m: &mirrorpid::Mapper) -> (Vec<u8>, usize, usize) {
 /// a snapshot whose contents were edited, as a forger would seal it.
 pub fn reseal_snapshot(snapshot: &[u8]) -> Vec<u8> {
     let mut body = snapshot[..snapshot.len() - 4].to_vec();
-    let crc = mirrorpid::crc::crc32c(&body);
+    let crc = crc32c::crc32c(&body);
     body.extend_from_slice(&crc.to_be_bytes());
     body
 }

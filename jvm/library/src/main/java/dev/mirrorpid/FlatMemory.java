@@ -19,8 +19,8 @@ import java.util.Arrays;
 /**
  * A module's linear memory in one {@code byte[]}: every load and store is one comparison with
  * the memory's size and one access to the array. Chicory's own {@code ByteArrayMemory} keeps
- * 64 KiB pages and so reaches a byte through the page table first; a rewrite spends most of its
- * time in these accesses ({@code docs/PERFORMANCE.md}, "On the JVM").
+ * 64 KiB pages and so reaches a byte through the page table first; a rewrite's time on Chicory
+ * is mostly these accesses.
  *
  * <p>The array grows by half again (or to what a grow needs, if more), up to the memory's
  * maximum, so a module that grows its memory a page at a time copies it O(log n) times, not n;

@@ -19,8 +19,8 @@ import org.openjdk.jmh.annotations.Warmup;
 @State(Scope.Thread)
 @BenchmarkMode(Mode.AverageTime)
 @OutputTimeUnit(TimeUnit.NANOSECONDS)
-// Ten seconds of warm-up: HotSpot takes about nine to settle on the module's compiled code (a
-// 1000-batch fetch measured 2.9 ms, then 2.0, 0.78, 0.61, 0.61, 0.52, 0.53, 0.54, then 0.37 ms).
+// Ten seconds of warm-up: HotSpot compiles the module's code in several tiers, and a fetch's
+// time keeps falling until the last of them is in.
 @Warmup(iterations = 10, time = 1)
 @Measurement(iterations = 5, time = 1)
 @Fork(1)

@@ -11,7 +11,6 @@
 //! Every appended batch is checked against a model of the partition's log:
 //! no producer appears under two mapped PIDs, and no mapped PID belongs to
 //! two producers, for as long as the producer's binding lives.
-#![allow(dead_code)]
 
 use std::collections::{HashMap, HashSet};
 

@@ -1,6 +1,5 @@
 //! Cluster names that share a region at salt 0, found by search, so that
 //! tests can force collisions.
-#![allow(dead_code)]
 
 use std::collections::HashMap;
 

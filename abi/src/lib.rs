@@ -3,12 +3,16 @@
 //! outputs and the output info that says where the last one is. The
 //! module (`broker/`) writes with these and the reference host (`host/`)
 //! reads with them, so the two cannot drift apart; error codes are
-//! [`crate::Code`]. `docs/ABI.md` documents each.
+//! [`mirrorpid::Code`]. `docs/ABI.md` documents each. The `mirrorpid`
+//! crate itself knows nothing of the ABI, as a Rust user of the mapper
+//! needs none of it.
+
+#![deny(missing_docs)]
 
 /// What `mp_abi_version` returns. Version 2 added `mp_confirm`,
 /// `mp_abort` and `mp_pending` (bindings are pending until confirmed);
 /// version 3 added `mp_rewrite_headers` (a fetch seen through its batch
-/// headers, [`crate::batch::HeaderView`]) and `mp_map`; version 4 added
+/// headers, [`mirrorpid::batch::HeaderView`]) and `mp_map`; version 4 added
 /// `mp_output_info` ([`OutputInfo`]).
 pub const ABI_VERSION: i32 = 4;
 
@@ -37,8 +41,8 @@ pub const LOAD_UNDECLARED: i32 = 4;
 
 /// What `mp_load_record` returns for `outcome`: the one definition the
 /// module and every host that compares with the core use.
-pub fn load_status(outcome: &crate::LoadOutcome) -> i32 {
-    use crate::LoadOutcome::{Bound, Deleted, Skipped};
+pub fn load_status(outcome: &mirrorpid::LoadOutcome) -> i32 {
+    use mirrorpid::LoadOutcome::{Bound, Deleted, Skipped};
     match outcome {
         Skipped => LOAD_SKIPPED,
         Deleted { .. } => LOAD_DELETED,

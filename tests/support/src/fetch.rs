@@ -1,7 +1,5 @@
 //! Fetches for tests: one minimal idempotent v2 batch per PID (epoch 0,
 //! sequence 0, no records), as a source cluster's fetch would carry them.
-//! `tests/` uses it through `common`, `host/tests` by path.
-#![allow(dead_code)]
 
 use mirrorpid::batch::BatchBuilder;
 

@@ -1,0 +1,297 @@
+#!/usr/bin/env python3
+"""Writes docs/PERFORMANCE.md's tables from the benchmarks' own output.
+
+The figures live as data in docs/perf/ (one JSON file per source: criterion's
+estimates, JMH's results, the Node benchmark's, the instruction counts), each
+with the machine and the command that measured it. Each table in
+docs/PERFORMANCE.md sits between `<!-- perf:NAME -->` and `<!-- /perf:NAME -->`
+and is written from that data alone; with --check nothing is written and the
+exit status says whether the document is current (the test command runs it).
+
+  python3 scripts/perf-doc.py                         rewrite the tables
+  python3 scripts/perf-doc.py --check                 are they current?
+  python3 scripts/perf-doc.py collect criterion DIR   DIR = target/criterion
+  python3 scripts/perf-doc.py collect jmh FILE...     JMH's -rf json output (merged)
+  python3 scripts/perf-doc.py collect node FILE       benches/node.mjs --json output
+  python3 scripts/perf-doc.py collect instructions FILE
+                                                      the host's instructions example --json
+"""
+import json
+import os
+import pathlib
+import platform
+import re
+import sys
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+DOC = ROOT / "docs" / "PERFORMANCE.md"
+DATA = ROOT / "docs" / "perf"
+BLOCK = re.compile(r"(<!-- perf:([a-z0-9-]+) -->\n).*?(<!-- /perf:\2 -->)", re.S)
+SIZES = ["256B", "1KiB", "4KiB", "16KiB", "64KiB", "1MiB"]
+SIZE_NAMES = {"256B": "256 B", "1KiB": "1 KiB", "4KiB": "4 KiB", "16KiB": "16 KiB", "64KiB": "64 KiB",
+              "1MiB": "1 MiB", "256": "256 B", "1024": "1 KiB", "4096": "4 KiB", "16384": "16 KiB",
+              "65536": "64 KiB", "1048576": "1 MiB"}
+
+
+def machine():
+    model = "unknown CPU"
+    try:
+        for line in open("/proc/cpuinfo"):
+            if line.startswith("model name"):
+                model = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    return f"{model}, {os.cpu_count()} cores, {platform.system()} {platform.release()}"
+
+
+def load(name):
+    path = DATA / f"{name}.json"
+    if not path.exists():
+        sys.exit(f"error: {path} is missing: run the benchmark that writes it (docs/PERFORMANCE.md says which)")
+    return json.loads(path.read_text())
+
+
+def save(name, data):
+    DATA.mkdir(parents=True, exist_ok=True)
+    (DATA / f"{name}.json").write_text(json.dumps(data, indent=1, sort_keys=True) + "\n")
+    print(f"wrote docs/perf/{name}.json")
+
+
+# ---- collecting ---------------------------------------------------------------------------
+
+
+def collect_criterion(directory):
+    results = {}
+    for est in pathlib.Path(directory).glob("**/new/estimates.json"):
+        bench = json.loads((est.parent / "benchmark.json").read_text())
+        e = json.loads(est.read_text())["mean"]
+        results[f"{bench['group_id']}/{bench['function_id'] or bench['value_str']}"] = {
+            "ns": round(e["point_estimate"], 2),
+            "lo": round(e["confidence_interval"]["lower_bound"], 2),
+            "hi": round(e["confidence_interval"]["upper_bound"], 2),
+        }
+    if not results:
+        sys.exit(f"error: no criterion estimates under {directory}")
+    old = json.loads((DATA / "criterion.json").read_text()) if (DATA / "criterion.json").exists() else {}
+    merged = dict(old.get("results", {}))
+    merged.update(results)
+    save("criterion", {"machine": machine(), "command": "scripts/bench.sh", "results": merged})
+
+
+def collect_jmh(files):
+    old = json.loads((DATA / "jmh.json").read_text()) if (DATA / "jmh.json").exists() else {}
+    results = dict(old.get("results", {}))
+    jdk = old.get("jdk", "")
+    for f in files:
+        for r in json.loads(pathlib.Path(f).read_text()):
+            params = ",".join(f"{k}={v}" for k, v in sorted(r.get("params", {}).items()))
+            name = r["benchmark"].rsplit(".", 2)
+            key = f"{name[-2]}.{name[-1]}|{params}"
+            m = r["primaryMetric"]
+            results[key] = {"score": round(m["score"], 3), "error": round(m["scoreError"], 3),
+                            "unit": m["scoreUnit"], "forks": r.get("forks", 1)}
+            jdk = f"{r.get('vmName', '')} {r.get('jdkVersion', '')}".strip()
+    save("jmh", {"machine": machine(), "jdk": jdk, "command": "scripts/bench-jvm.sh", "results": results})
+
+
+def collect_node(path):
+    data = json.loads(pathlib.Path(path).read_text())
+    save("node", {"machine": machine(), "node": data["node"], "command": "node benches/node.mjs --json FILE",
+                  "results": data["results"]})
+
+
+def collect_instructions(path):
+    data = json.loads(pathlib.Path(path).read_text())
+    save("instructions", {"command": "cargo run --release -p mirrorpid-host --example instructions -- --json",
+                          "rows": data["rows"]})
+
+
+# ---- rendering ----------------------------------------------------------------------------
+
+
+def fmt_ns(ns):
+    if ns >= 1_000_000:
+        return f"{ns / 1_000_000:.2f} ms"
+    if ns >= 1_000:
+        return f"{ns / 1_000:.2f} µs"
+    return f"{ns:.1f} ns"
+
+
+def ratio(a, b):
+    return f"{a / b:.2f}x"
+
+
+def table(header, rows, align=None):
+    out = ["| " + " | ".join(header) + " |",
+           "|" + "|".join(align or (["---"] + ["---:"] * (len(header) - 1))) + "|"]
+    out += ["| " + " | ".join(str(c) for c in r) + " |" for r in rows]
+    return "\n".join(out) + "\n"
+
+
+def with_machine(data, body, extra=""):
+    return body + f"\nMeasured on {data['machine']}{extra}; `{data['command']}`.\n"
+
+
+def criterion_pairs(group, ours, peer, cases, peer_name="naive"):
+    data = load("criterion")
+    r = data["results"]
+    rows = []
+    for case in cases:
+        a = r.get(f"{group}/{ours} {case}")
+        b = r.get(f"{group}/{peer} {case}")
+        if a is None or b is None:
+            continue
+        label = SIZE_NAMES.get(case, case)
+        rows.append([label, fmt_ns(a["ns"]), fmt_ns(b["ns"]), ratio(a["ns"], b["ns"])])
+    return data, rows
+
+
+def t_native():
+    data, rows = criterion_pairs("single batch", "mirrorpid", "naive", SIZES)
+    _, more = criterion_pairs("fetch", "mirrorpid", "naive", ["1 batches", "10 batches", "100 batches", "1000 batches"])
+    rows += [[f"a fetch of {c[0].split()[0]} × 61 B"] + c[1:] for c in more]
+    return with_machine(data, table(["one call of", "mirrorpid", "naive peer", "mirrorpid / naive"], rows))
+
+
+def t_wasmtime():
+    data, rows = criterion_pairs("single batch (wasmtime)", "mirrorpid wasm", "naive wasm", SIZES)
+    _, more = criterion_pairs("fetch (wasmtime)", "mirrorpid wasm", "naive wasm",
+                              ["1 batches", "10 batches", "100 batches", "1000 batches"])
+    rows += [[f"a fetch of {c[0].split()[0]} × 61 B"] + c[1:] for c in more]
+    r = data["results"]
+    nothing = r.get("fetch (wasmtime)/a call doing nothing (mp_abi_version)")
+    extra = f"; a call into the module doing nothing costs {fmt_ns(nothing['ns'])}" if nothing else ""
+    return with_machine(data, table(["mp_rewrite of", "mirrorpid", "naive peer (same module)",
+                                     "mirrorpid / naive"], rows), extra)
+
+
+def t_instructions():
+    data = load("instructions")
+    rows = []
+    for r in data["rows"]:
+        rows.append([SIZE_NAMES.get(str(r["batch_bytes"]), r["batch_bytes"]), r["idle"], r["empty"], r["one"],
+                     r["further"], r["run"], r["mp_rewrite_one"]])
+    body = table(["batch", "a call doing nothing", "a call, no batch", "one batch", "each further batch, a producer each",
+                  "each further batch of one producer", "mp_rewrite, one batch"], rows)
+    return body + f"\nExact on every machine (wasmtime fuel); `{data['command']}`.\n"
+
+
+def t_node():
+    data = load("node")
+    r = data["results"]
+    rows = []
+    for key, label in [("rewriteBatchesInPlace 1000", "rewriteBatchesInPlace, a 1000-batch fetch, per batch"),
+                       ("rewriteBatches 1000", "rewriteBatches, a 1000-batch fetch, per batch"),
+                       ("mp_rewrite 1000", "mp_rewrite, the same fetch, per batch")]:
+        if key in r:
+            rows.append([label, fmt_ns(r[key]), ratio(r[key], r["mp_rewrite 1000"])])
+    for size in SIZES:
+        for call in ["rewriteBatchesInPlace", "rewriteBatches"]:
+            key = f"{call} {size}"
+            if key in r:
+                rows.append([f"{call}, one batch of {SIZE_NAMES[size]}", fmt_ns(r[key]),
+                             ratio(r[key], r[f"mp_rewrite {size}"])])
+    return with_machine(data, table(["call", "cost", "÷ mp_rewrite of the same"], rows), f", Node {data['node']}")
+
+
+def jmh_find(results, bench, **params):
+    """The result of JMH benchmark `bench` whose parameters include `params`."""
+    want = {k: str(v) for k, v in params.items()}
+    for key, value in results.items():
+        name, _, ps = key.partition("|")
+        have = dict(p.split("=", 1) for p in ps.split(",") if p)
+        if name == bench and all(have.get(k) == v for k, v in want.items()):
+            return value
+    return None
+
+
+def t_jvm():
+    data = load("jmh")
+    r = data["results"]
+    rows = []
+    cases = [(SIZE_NAMES[s], s, 1) for s in ["256", "1024", "16384", "65536", "1048576"]]
+    cases.append(("a fetch of 1000 × 1 KiB", "1024", 1000))
+    for label, size, batches in cases:
+        naive = jmh_find(r, "RewriteBench.naive", batchBytes=size, batches=batches, mode="NATIVE") or \
+            jmh_find(r, "RewriteBench.naive", batchBytes=size, batches=batches)
+        if naive is None:
+            continue
+        row = [label, fmt_ns(naive["score"])]
+        for mode in ["NATIVE", "COMPILER"]:
+            m = jmh_find(r, "RewriteBench.mirrorpid", batchBytes=size, batches=batches, mode=mode)
+            row += [f"{fmt_ns(m['score'])} ({ratio(m['score'], naive['score'])})" if m else "–"]
+        rows.append(row)
+    extra = []
+    for mode in ["NATIVE", "COMPILER"]:
+        c = jmh_find(r, "RewriteBench.crossing", mode=mode)
+        if c:
+            extra.append(f"{mode} {fmt_ns(c['score'])}")
+    note = f"; a call doing nothing (mp_pending): {', '.join(extra)}" if extra else ""
+    return with_machine(data, table(["one call of", "naive Java", "NATIVE (wasmtime, JNI)",
+                                     "COMPILER (Chicory)"], rows), f", {data['jdk']}{note}")
+
+
+def t_mirror():
+    data = load("jmh")
+    r = data["results"]
+    rows = []
+    for size in ["1024", "16384", "1048576"]:
+        v = jmh_find(r, "MirrorBench.mirror", batchBytes=size, **{"from": "source"}, path="verbatim")
+        m = jmh_find(r, "MirrorBench.mirror", batchBytes=size, **{"from": "source"}, path="mirrorpid")
+        if v and m:
+            rows.append([SIZE_NAMES[size], f"{v['score']:.0f} ± {v['error']:.0f} µs",
+                         f"{m['score']:.0f} ± {m['error']:.0f} µs", f"{(m['score'] / v['score'] - 1) * 100:+.1f} %"])
+    return with_machine(data, table(["batches of", "verbatim", "mirrorpid", "mirrorpid's share"], rows),
+                        f", {data['jdk']}")
+
+
+def t_mapper():
+    data = load("criterion")
+    r = data["results"]
+    rows = []
+    for group, label in [("map", "map(): "), ("1M bindings", "a million bindings: "), ("scale", ""),
+                         ("100k identities", "100,000 identities: ")]:
+        for key in sorted(k for k in r if k.startswith(group + "/")):
+            rows.append([label + key.split("/", 1)[1], fmt_ns(r[key]["ns"])])
+    return with_machine(data, table(["work", "time"], rows))
+
+
+TABLES = {
+    "native": t_native,
+    "wasmtime": t_wasmtime,
+    "instructions": t_instructions,
+    "node": t_node,
+    "jvm": t_jvm,
+    "mirror": t_mirror,
+    "mapper": t_mapper,
+}
+
+
+def main():
+    args = sys.argv[1:]
+    if args[:1] == ["collect"]:
+        kind, rest = args[1], args[2:]
+        {"criterion": lambda: collect_criterion(rest[0]), "jmh": lambda: collect_jmh(rest),
+         "node": lambda: collect_node(rest[0]), "instructions": lambda: collect_instructions(rest[0])}[kind]()
+        return
+    check = "--check" in args
+    text = DOC.read_text()
+    names = [m.group(2) for m in BLOCK.finditer(text)]
+    if not names:
+        sys.exit(f"error: {DOC} has no perf tables")
+    unknown = [n for n in names if n not in TABLES]
+    if unknown:
+        sys.exit(f"error: {DOC} names tables this script does not write: {unknown}")
+    new = BLOCK.sub(lambda m: m.group(1) + TABLES[m.group(2)]() + m.group(3), text)
+    if check:
+        if new != text:
+            sys.exit("error: docs/PERFORMANCE.md's tables are not what docs/perf/ says: run python3 scripts/perf-doc.py")
+        print(f"docs/PERFORMANCE.md is current ({', '.join(names)})")
+    else:
+        DOC.write_text(new)
+        print(f"wrote {', '.join(names)} into {DOC.relative_to(ROOT)}")
+
+
+if __name__ == "__main__":
+    main()
