@@ -74,6 +74,18 @@ pub fn insert_at<T>(v: &mut Vec<T>, i: usize, x: T) {
     }
 }
 
+/// Makes room in `v` for `n` more elements, or [`Error::OutOfMemory`]
+/// naming `what`. Inline, and a call to the allocator only when there is
+/// no room: the batch path asks for room for one element per batch.
+#[inline(always)]
+pub(crate) fn room<T>(v: &mut Vec<T>, n: usize, what: &'static str) -> crate::Result<()> {
+    if v.capacity() - v.len() < n {
+        v.try_reserve(n)
+            .map_err(|_| crate::mapper::table::out_of_memory(what))?;
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -23,6 +23,7 @@
 //! this file, the policy of
 //! mapping.
 
+mod binding;
 mod call;
 mod chunked;
 mod config;
