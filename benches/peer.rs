@@ -1,8 +1,7 @@
 //! mirrorpid's rewrite beside the naive peer (`src/peer.rs`: map, write,
 //! recompute the CRC-32C over the batch), in one run: single batches of
 //! 256 B to 1 MiB, and fetches of 1 to 1000 small batches, every producer
-//! bound. `scripts/perf-chart.py` draws the single-batch figures
-//! (`docs/perf-rewrite.svg`).
+//! bound. `docs/PERFORMANCE.md`'s native table is written from them.
 //!
 //! cargo bench --features peer --bench peer
 

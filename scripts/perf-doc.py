@@ -119,7 +119,9 @@ def fmt_ns(ns):
 
 
 def ratio(a, b):
-    return f"{a / b:.2f}x"
+    """a / b, as a multiple, or as a fraction when far below 1."""
+    r = a / b
+    return f"1/{b / a:.0f}" if r < 0.095 else f"{r:.2f}x"
 
 
 def table(header, rows, align=None):

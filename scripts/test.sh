@@ -53,6 +53,7 @@ log "JVM libraries, and the real-Kafka judge (jvm/: mvn -B install, javac -Xlint
 ensure_maven
 (cd jvm && mvn -B --no-transfer-progress install)
 python3 scripts/kafka-doc.py --check
+python3 scripts/perf-doc.py --check
 
 log "fuzz smoke: every target for a few seconds (docs/RELIABILITY.md has the long runs)"
 bash scripts/fuzz.sh smoke "${FUZZ_SMOKE_SECONDS:-5}"

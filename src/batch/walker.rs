@@ -168,7 +168,7 @@ pub(crate) fn step(
 
 /// Walks a buffer of concatenated batches, as a Fetch response returns them,
 /// or the same fetch through its gathered headers ([`HeaderView`]): one
-/// step for both ([`step`]), so both see the same entries, errors and tail.
+/// step for both, so both see the same entries, errors and tail.
 ///
 /// Yields every complete entry; stops at a truncated trailing batch (normal
 /// at the end of a fetch) or, when the input is declared complete, reports

@@ -106,8 +106,8 @@ impl MapperConfig {
     /// its size budget (`wasm-pack.toml`). A bad `topicId` is
     /// [`Error::InvalidTopicId`]; anything else wrong is
     /// [`Error::InvalidInput`].
-    // Out of line: see docs/PERFORMANCE.md, "Function size" (a JVM leaves
-    // a method over 8,000 bytes of bytecode uncompiled).
+    // Out of line: a JVM leaves a method over 8,000 bytes of bytecode
+    // uncompiled, and Chicory makes one of each of the module's functions.
     #[inline(never)]
     pub fn from_json(text: &str) -> Result<MapperConfig> {
         use crate::json::Value;

@@ -2,7 +2,7 @@
 //!
 //! For each complete v2 batch with an idempotent PID, the mapper maps the
 //! PID, the new PID is written at offset 43 and the CRC at offset 17 is
-//! patched from the old CRC and the 8 changed bytes ([`crate::crc::Patch`]):
+//! patched from the old CRC and the 8 changed bytes:
 //! the records are never read, so a compressed batch stays compressed and a
 //! corrupt batch stays detectably corrupt. The mapper learns last-seen times
 //! and transaction state from what passes through.

@@ -4,8 +4,8 @@
 //!
 //! The tables' hash keys are secret (seeded per mapper), so the best an
 //! attacker can do is choose keys against a hash function it can compute:
-//! version 1's fixed-key functions, which the attack measured in issue 11
-//! used. [`colliding_pids`] finds, by brute force as an attacker would,
+//! the tables' first, fixed-key functions (version 1 here), which an
+//! attacker who read the source could compute. [`colliding_pids`] finds, by brute force as an attacker would,
 //! local PIDs whose version-1 identity hash agrees in its low 12 bits (so
 //! that 100,000 of them share 32 of a 2^17-bucket table's home slots), and
 //! [`colliding_names`] makes 23-byte cluster IDs that differ only in the

@@ -57,8 +57,8 @@ public final class SourceFetcher implements AutoCloseable {
     /** Connects to the partition leader at {@code host:port}. */
     public SourceFetcher(String host, int port) throws IOException {
         this.socket = new Socket();
-        // As Kafka's own clients: no Nagle delay for a small request (with it, a request written
-        // in two parts waited for the broker's delayed ACK, about 40 ms a fetch).
+        // As Kafka's own clients: no Nagle delay, so that a small request written in parts never
+        // waits for the broker's delayed ACK.
         socket.setTcpNoDelay(true);
         socket.connect(new InetSocketAddress(host, port), 10_000);
         socket.setSoTimeout(30_000);

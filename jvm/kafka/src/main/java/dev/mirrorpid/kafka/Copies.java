@@ -147,42 +147,122 @@ public final class Copies {
      * nothing. Apply the judgement ({@link #apply}) once the batches kept are in the log.
      */
     public Judgement judge(UnifiedLog log, String path, Iterable<? extends RecordBatch> batches, long nowMs) {
-        Objects.requireNonNull(log, "log");
-        Objects.requireNonNull(path, "path");
-        Map<Long, Position> carried = paths.getOrDefault(path, Map.of());
-        Map<Long, Position> moved = new HashMap<>();
-        Map<Long, Head> heads = new HashMap<>();
-        BitSet copy = new BitSet();
-        int index = 0;
+        Judging judging = begin(log, path, nowMs);
         for (RecordBatch batch : batches) {
+            judging.isCopy(batch);
+        }
+        return judging.end();
+    }
+
+    /**
+     * {@link #judge}, a batch at a time: for a mirror that judges each batch as it places it,
+     * in one pass over the fetch.
+     */
+    public Judging begin(UnifiedLog log, String path, long nowMs) {
+        return new Judging(Objects.requireNonNull(log, "log"), Objects.requireNonNull(path, "path"), nowMs);
+    }
+
+    /** A judgement being made, batch by batch, in the fetch's order. */
+    public final class Judging {
+        private final UnifiedLog log;
+        private final String path;
+        private final long nowMs;
+        private final Map<Long, Position> carried;
+        private final Map<Long, Position> moved = new HashMap<>();
+        private final Map<Long, Head> heads = new HashMap<>();
+        private final BitSet copy = new BitSet();
+        // A run of one producer's batches is judged against one head and one position held
+        // here, and its position noted once, when the run ends.
+        private Run run;
+        private int index;
+
+        private Judging(UnifiedLog log, String path, long nowMs) {
+            this.log = log;
+            this.path = path;
+            this.nowMs = nowMs;
+            this.carried = paths.getOrDefault(path, Map.of());
+        }
+
+        /** Whether {@code batch}, the fetch's next, is a copy. */
+        public boolean isCopy(RecordBatch batch) {
             long pid = batch.producerId();
             boolean control = batch.isControlBatch();
-            if (pid >= 0 && (control || batch.baseSequence() >= 0)) {
-                Head head = heads.computeIfAbsent(pid, p -> head(log, p));
-                Position before = moved.containsKey(pid) ? moved.get(pid) : carried.get(pid);
-                short epoch = batch.producerEpoch();
-                Position after;
-                boolean isCopy;
-                if (control) {
-                    isCopy = !head.closedBy(before);
-                    int sequence = before != null && before.epoch() == epoch ? before.lastSequence() : -1;
-                    after = new Position(epoch, sequence, true, nowMs);
-                    if (!isCopy) {
-                        head.close(epoch);
-                    }
-                } else {
-                    after = new Position(epoch, batch.lastSequence(), false, nowMs);
-                    isCopy = head.holds(epoch, batch.lastSequence());
-                    if (!isCopy) {
-                        head.append(epoch, batch.lastSequence(), batch.isTransactional());
-                    }
-                }
-                moved.put(pid, after);
-                copy.set(index, isCopy);
+            int at = index++;
+            if (pid < 0 || !(control || batch.baseSequence() >= 0)) {
+                return false;
             }
-            index++;
+            if (run == null || run.pid != pid) {
+                if (run != null) {
+                    moved.put(run.pid, run.position(nowMs));
+                }
+                Position before = moved.containsKey(pid) ? moved.get(pid) : carried.get(pid);
+                run = new Run(pid, heads.computeIfAbsent(pid, p -> head(log, p)), before);
+            }
+            boolean isCopy = run.judge(batch, control);
+            copy.set(at, isCopy);
+            return isCopy;
         }
-        return new Judgement(path, copy, index, moved, generation);
+
+        /** The judgement of the batches seen, for {@link Copies#apply}. */
+        public Judgement end() {
+            if (run != null) {
+                moved.put(run.pid, run.position(nowMs));
+                run = null;
+            }
+            return new Judgement(path, copy, index, moved, generation);
+        }
+    }
+
+    /** One producer's batches in a row: where the path stands, as its batches move it. */
+    private static final class Run {
+        final long pid;
+        final Head head;
+        boolean known;
+        short epoch;
+        int lastSequence;
+        boolean afterMarker;
+
+        Run(long pid, Head head, Position before) {
+            this.pid = pid;
+            this.head = head;
+            if (before != null) {
+                known = true;
+                epoch = before.epoch();
+                lastSequence = before.lastSequence();
+                afterMarker = before.afterMarker();
+            }
+        }
+
+        /** Whether {@code batch} is a copy; moves the path past it, and the head if it is new. */
+        boolean judge(RecordBatch batch, boolean control) {
+            short e = batch.producerEpoch();
+            boolean isCopy;
+            if (control) {
+                isCopy = !head.closedBy(known, afterMarker, epoch, lastSequence);
+                if (!isCopy) {
+                    head.close(e);
+                }
+                if (!known || epoch != e) {
+                    lastSequence = -1;
+                }
+                afterMarker = true;
+            } else {
+                int last = batch.lastSequence();
+                isCopy = head.holds(e, last);
+                if (!isCopy) {
+                    head.append(e, last, batch.isTransactional());
+                }
+                lastSequence = last;
+                afterMarker = false;
+            }
+            known = true;
+            epoch = e;
+            return isCopy;
+        }
+
+        Position position(long nowMs) {
+            return new Position(epoch, lastSequence, afterMarker, nowMs);
+        }
     }
 
     /**
@@ -270,12 +350,13 @@ public final class Copies {
         }
 
         /**
-         * Whether a marker from a path standing at {@code path} closes the open transaction:
-         * the path's last data batch is this end's, with no marker after it.
+         * Whether a marker from a path standing at ({@code pathEpoch}, {@code pathSequence})
+         * ({@code pathKnown}: it stands anywhere) closes the open transaction: the path's last
+         * data batch is this end's, with no marker after it.
          */
-        boolean closedBy(Position path) {
-            return known && open && path != null && !path.afterMarker() && path.epoch() == epoch
-                    && path.lastSequence() == lastSequence;
+        boolean closedBy(boolean pathKnown, boolean pathAfterMarker, short pathEpoch, int pathSequence) {
+            return known && open && pathKnown && !pathAfterMarker && pathEpoch == epoch
+                    && pathSequence == lastSequence;
         }
 
         void append(short e, int last, boolean transactional) {

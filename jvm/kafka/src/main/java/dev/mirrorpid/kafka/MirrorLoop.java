@@ -224,14 +224,15 @@ public final class MirrorLoop {
         mapper.confirm();
         steps.reached(Step.CONFIRMED);
 
-        Copies.Judgement judgement = copies.judge(destination, path, batches.batches(), nowMs);
+        Copies.Judging judging = copies.begin(destination, path, nowMs);
         long next = destination.logEndOffset();
         long nextSource = -1;
-        int index = 0;
+        int dropped = 0;
         List<MutableRecordBatch> kept = new ArrayList<>();
         for (MutableRecordBatch batch : batches.batches()) {
             nextSource = batch.nextOffset();
-            if (judgement.isCopy(index++)) {
+            if (judging.isCopy(batch)) {
+                dropped++;
                 continue;
             }
             long delta = batch.lastOffset() - batch.baseOffset();
@@ -240,10 +241,11 @@ public final class MirrorLoop {
             kept.add(batch);
             next += delta + 1;
         }
+        Copies.Judgement judgement = judging.end();
         long first = -1;
         long last = -1;
         if (!kept.isEmpty()) {
-            MemoryRecords placed = judgement.copies() == 0 ? batches : concatenate(kept);
+            MemoryRecords placed = dropped == 0 ? batches : concatenate(kept);
             LogAppendInfo info = destination.appendAsFollower(placed, leaderEpoch);
             first = info.firstOffset();
             last = info.lastOffset();
