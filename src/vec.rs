@@ -1,7 +1,8 @@
 //! Slice helpers for code the broker module runs, which reaches no panic
-//! (`docs/RELIABILITY.md`) and is built for size: `Vec::insert` and
-//! `Vec::remove` without their index assertions (a push or a pop and a
-//! rotation of the tail), and a byte comparison that needs no `memcmp`.
+//! (`docs/RELIABILITY.md`): `Vec::insert` and `Vec::remove` without their
+//! index assertions, whose panic paths the module's build test refuses (a
+//! push or a pop and a rotation of the tail), and a byte comparison that
+//! needs no `memcmp`.
 
 /// Whether `a` and `b` hold the same bytes, compared a word at a time (the
 /// last word overlapping the one before it). Slice equality is a call of
