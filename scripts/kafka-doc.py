@@ -9,13 +9,13 @@ whether the document is current (the test command runs it so).
 """
 import json
 import pathlib
-import re
 import sys
+
+from doc_blocks import rewrite
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 DOC = ROOT / "docs" / "KAFKA.md"
 FINDINGS = ROOT / "jvm" / "judge" / "target" / "judge"
-BLOCK = re.compile(r"(<!-- judge:([a-z-]+) -->\n).*?(<!-- /judge:\2 -->)", re.S)
 
 
 def cell(text):
@@ -47,19 +47,7 @@ def table(name):
 
 
 def main():
-    check = "--check" in sys.argv[1:]
-    text = DOC.read_text()
-    names = [m.group(2) for m in BLOCK.finditer(text)]
-    if not names:
-        sys.exit(f"error: {DOC} has no judge tables")
-    new = BLOCK.sub(lambda m: m.group(1) + table(m.group(2)) + m.group(3), text)
-    if check:
-        if new != text:
-            sys.exit("error: docs/KAFKA.md's tables are not what the judge found: run python3 scripts/kafka-doc.py")
-        print(f"docs/KAFKA.md is current ({', '.join(names)})")
-    else:
-        DOC.write_text(new)
-        print(f"wrote {', '.join(names)} into {DOC.relative_to(ROOT)}")
+    rewrite(DOC, "judge", table, "--check" in sys.argv[1:], "python3 scripts/kafka-doc.py")
 
 
 if __name__ == "__main__":

@@ -20,13 +20,13 @@ import json
 import os
 import pathlib
 import platform
-import re
 import sys
+
+from doc_blocks import rewrite
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 DOC = ROOT / "docs" / "PERFORMANCE.md"
 DATA = ROOT / "docs" / "perf"
-BLOCK = re.compile(r"(<!-- perf:([a-z0-9-]+) -->\n).*?(<!-- /perf:\2 -->)", re.S)
 SIZES = ["256B", "1KiB", "4KiB", "16KiB", "64KiB", "1MiB"]
 SIZE_NAMES = {"256B": "256 B", "1KiB": "1 KiB", "4KiB": "4 KiB", "16KiB": "16 KiB", "64KiB": "64 KiB",
               "1MiB": "1 MiB", "256": "256 B", "1024": "1 KiB", "4096": "4 KiB", "16384": "16 KiB",
@@ -277,22 +277,9 @@ def main():
         {"criterion": lambda: collect_criterion(rest[0]), "jmh": lambda: collect_jmh(rest),
          "node": lambda: collect_node(rest[0]), "instructions": lambda: collect_instructions(rest[0])}[kind]()
         return
-    check = "--check" in args
-    text = DOC.read_text()
-    names = [m.group(2) for m in BLOCK.finditer(text)]
-    if not names:
-        sys.exit(f"error: {DOC} has no perf tables")
-    unknown = [n for n in names if n not in TABLES]
-    if unknown:
-        sys.exit(f"error: {DOC} names tables this script does not write: {unknown}")
-    new = BLOCK.sub(lambda m: m.group(1) + TABLES[m.group(2)]() + m.group(3), text)
-    if check:
-        if new != text:
-            sys.exit("error: docs/PERFORMANCE.md's tables are not what docs/perf/ says: run python3 scripts/perf-doc.py")
-        print(f"docs/PERFORMANCE.md is current ({', '.join(names)})")
-    else:
-        DOC.write_text(new)
-        print(f"wrote {', '.join(names)} into {DOC.relative_to(ROOT)}")
+    unknown = lambda name: sys.exit(f"error: {DOC} names a table this script does not write: {name}")
+    rewrite(DOC, "perf", lambda name: TABLES.get(name, lambda: unknown(name))(), "--check" in args,
+            "python3 scripts/perf-doc.py")
 
 
 if __name__ == "__main__":

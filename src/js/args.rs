@@ -10,6 +10,7 @@ use wasm_bindgen::JsCast;
 use super::convert::{invalid, js_err};
 use crate::error::Error;
 use crate::mapper::{Durability, MapperConfig};
+use crate::record::StateRecord;
 
 /// A 64-bit integer from a BigInt, a safe-integer number or a decimal string.
 pub(super) fn int64(v: &JsValue, what: &str) -> Result<i64, JsError> {
@@ -283,6 +284,14 @@ pub(super) fn optional_bytes(v: &JsValue, what: &str) -> Result<Option<Vec<u8>>,
     Ok(Some(out))
 }
 
+/// The `__mirror_state` record whose key and value (`null` for a
+/// tombstone) are these arguments.
+pub(super) fn record_arg(key: &JsValue, value: &JsValue) -> Result<StateRecord, JsError> {
+    let key = bytes_arg(key, "key")?;
+    let value = optional_bytes(value, "value")?;
+    StateRecord::decode(&key, value.as_deref()).map_err(js_err)
+}
+
 /// The bytes of a `Uint8Array` argument, or a typed error naming it.
 pub(super) fn bytes_arg(v: &JsValue, what: &str) -> Result<Vec<u8>, JsError> {
     let mut out = Vec::new();
@@ -351,14 +360,7 @@ pub(super) struct MapperOptions {
 }
 
 impl JsOptions for MapperOptions {
-    const KEYS: &'static [&'static str] = &[
-        "durability",
-        "producerExpirationMs",
-        "origins",
-        "maxBindings",
-        "maxClusters",
-        "maxClusterIdBytes",
-    ];
+    const KEYS: &'static [&'static str] = &crate::mapper::OPTION_FIELDS;
 }
 
 impl MapperOptions {

@@ -47,9 +47,7 @@ pub fn decode_record(
     #[wasm_bindgen(unchecked_param_type = "Uint8Array")] key: JsValue,
     #[wasm_bindgen(unchecked_param_type = "Uint8Array | null")] value: JsValue,
 ) -> Result<JsValue, JsError> {
-    let key = bytes_arg(&key, "key")?;
-    let value = optional_bytes(&value, "value")?;
-    let record = StateRecord::decode(&key, value.as_deref()).map_err(js_err)?;
+    let record = record_arg(&key, &value)?;
     Ok(json_to_js(&record.to_json()))
 }
 

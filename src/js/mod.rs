@@ -35,7 +35,7 @@ use crate::batch::{changed_slots, gather_with, HeaderView, CRC_OFFSET, PRODUCER_
 use crate::mapper::{LoadOutcome, Mapper};
 use crate::record::StateRecord;
 use crate::rewrite::{RewriteOptions, RewriteResult};
-use args::{bytes_arg, int64, optional_bytes, text, MapperOptions, RewriteOpts};
+use args::{bytes_arg, int64, record_arg, text, MapperOptions, RewriteOpts};
 use convert::{
     bytes, js_err, js_to_json_text, json_to_js, outcome_to_js, record_to_js, set, to_js, BindingJs,
     PidInfoJs,
@@ -300,9 +300,7 @@ impl PidMapper {
         #[wasm_bindgen(unchecked_param_type = "Uint8Array")] key: JsValue,
         #[wasm_bindgen(unchecked_param_type = "Uint8Array | null")] value: JsValue,
     ) -> Result<JsValue, JsError> {
-        let key = bytes_arg(&key, "key")?;
-        let value = optional_bytes(&value, "value")?;
-        let record = StateRecord::decode(&key, value.as_deref()).map_err(js_err)?;
+        let record = record_arg(&key, &value)?;
         let outcome = self.inner.load_record(&record).map_err(js_err)?;
         let obj = Object::new();
         match outcome {

@@ -70,10 +70,13 @@ pub struct MapperConfig {
     pub max_cluster_id_bytes: u64,
 }
 
-/// The fields of the JSON form, as [`MapperConfig::from_json`] reads them.
-const FIELDS: [&str; 8] = [
-    "topicId",
-    "partition",
+/// The fields of the JSON form, as [`MapperConfig::from_json`] reads them:
+/// the partition's identity, then [`OPTION_FIELDS`].
+const IDENTITY_FIELDS: [&str; 2] = ["topicId", "partition"];
+
+/// The fields that are options, with defaults: the JS API's `options`
+/// object takes these names too.
+pub(crate) const OPTION_FIELDS: [&str; 6] = [
     "durability",
     "producerExpirationMs",
     "origins",
@@ -166,7 +169,11 @@ impl MapperConfig {
                 }
                 _ => {
                     let key = crate::error::Quoted(&key);
-                    let known = FIELDS.join(", ");
+                    let known = text!(
+                        "{}, {}",
+                        IDENTITY_FIELDS.join(", "),
+                        OPTION_FIELDS.join(", ")
+                    );
                     return Err(bad(text!("unknown field {key} (known: {known})")));
                 }
             }

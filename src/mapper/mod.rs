@@ -40,6 +40,8 @@ mod views;
 
 pub use call::Call;
 pub(crate) use call::Found;
+#[cfg(feature = "js")]
+pub(crate) use config::OPTION_FIELDS;
 pub use config::{
     Durability, MapperConfig, Origins, DEFAULT_MAX_BINDINGS, DEFAULT_MAX_CLUSTERS,
     DEFAULT_MAX_CLUSTER_ID_BYTES, DEFAULT_PRODUCER_EXPIRATION_MS, MAX_MAX_BINDINGS,
