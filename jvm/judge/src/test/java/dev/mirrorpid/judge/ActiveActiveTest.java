@@ -140,6 +140,9 @@ class ActiveActiveTest {
             restarted.beginTransaction();
             cx.send(restarted, "X/tx/2", "v");
             restarted.commitTransaction();
+            // The coordinator writes a COMMIT after commitTransaction returns: settled first, it
+            // stands before the next batch in the log, and every run sees one order.
+            cx.settle();
             cx.send(px, "X/px/1", "v");
             cx.settle();
             for (Pair p : pairs) {
@@ -147,6 +150,7 @@ class ActiveActiveTest {
                 p.y.mirror(cx.name(), cx.clusterId(), p.x.destination, Long.MAX_VALUE, p.carry(cx.name(), p.toY));
             }
             ty.commitTransaction();
+            cy.settle();
             cy.send(py, "Y/py/1", "v");
             cy.settle();
             for (Pair p : pairs) {

@@ -91,6 +91,7 @@ class DiamondTest {
             restarted.beginTransaction();
             a.send(restarted, "A/ta/3", "v");
             restarted.commitTransaction();
+            a.settle(); // the COMMIT before the next batch, in every run
             a.send(pa, "A/pa/2", "v");
             a.settle();
             for (Hops w : ways) {

@@ -82,6 +82,7 @@ class ElectionTest {
             ta.beginTransaction();
             run.a.send(ta, "A/ta/2", "v");
             ta.commitTransaction();
+            run.a.settle(); // the COMMIT before the next batch, in every run
             run.a.send(pa2, "A/pa2/1", "v");
             run.a.settle();
             lane.crashAt(MirrorLoop.Step.CONFIRMED);
@@ -93,6 +94,7 @@ class ElectionTest {
             tb.beginTransaction();
             run.b.send(tb, "B/tb/1", "v");
             tb.commitTransaction();
+            run.b.settle();
             run.b.send(pb, "B/pb/1", "v");
             run.b.settle();
             lane.elect();
