@@ -10,7 +10,7 @@ use std::sync::OnceLock;
 
 use arbitrary::Arbitrary;
 use libfuzzer_sys::fuzz_target;
-use mirrorpid::abi::OutputInfo;
+use mirrorpid_abi::OutputInfo;
 use mirrorpid_host::BrokerModule;
 use wasmtime::Val::{self, I32, I64};
 use wasmtime::{Engine, Module};

@@ -226,8 +226,17 @@ struct ValueSpec {
     mutations: Vec<Mutation>,
 }
 
+/// An unsigned varint, as Kafka's flexible versions write lengths and tags.
+fn put_uvarint(out: &mut Vec<u8>, mut v: u32) {
+    while v >= 0x80 {
+        out.push(v as u8 | 0x80);
+        v >>= 7;
+    }
+    out.push(v as u8);
+}
+
 fn put_compact(out: &mut Vec<u8>, bytes: &[u8]) {
-    mirrorpid::wire::put_uvarint(out, bytes.len() as u32 + 1);
+    put_uvarint(out, bytes.len() as u32 + 1);
     out.extend_from_slice(bytes);
 }
 
@@ -258,11 +267,11 @@ impl RecordSpecFuzz {
             put_compact(&mut out, &v.colliding.bytes());
             out.extend_from_slice(&v.timestamp.to_be_bytes());
             let tags: Vec<_> = v.tags.iter().take(3).collect();
-            mirrorpid::wire::put_uvarint(&mut out, tags.len() as u32);
+            put_uvarint(&mut out, tags.len() as u32);
             for (tag, data) in tags {
-                mirrorpid::wire::put_uvarint(&mut out, u32::from(*tag));
+                put_uvarint(&mut out, u32::from(*tag));
                 let data: Vec<u8> = data.iter().take(8).copied().collect();
-                mirrorpid::wire::put_uvarint(&mut out, data.len() as u32);
+                put_uvarint(&mut out, data.len() as u32);
                 out.extend_from_slice(&data);
             }
             mutate(&mut out, &v.mutations);
@@ -467,7 +476,7 @@ fuzz_target!(|data: &[u8]| {
                     .map_err(module_code);
                 let want = StateRecord::decode(&key, value.as_deref())
                     .and_then(|r| native.load_record(&r))
-                    .map(|o| mirrorpid::abi::load_status(&o))
+                    .map(|o| mirrorpid_abi::load_status(&o))
                     .map_err(code);
                 assert_eq!(got, want, "load_record");
             }
