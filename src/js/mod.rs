@@ -27,6 +27,7 @@ mod convert;
 mod functions;
 
 pub use build::use_plain_results;
+pub use functions::*;
 
 use js_sys::{Array, Object, Uint8Array};
 use wasm_bindgen::prelude::*;
