@@ -169,11 +169,14 @@ impl MapperConfig {
                 }
                 _ => {
                     let key = crate::error::Quoted(&key);
-                    let known = text!(
-                        "{}, {}",
-                        IDENTITY_FIELDS.join(", "),
-                        OPTION_FIELDS.join(", ")
-                    );
+                    // Pushed, not `join`ed: `join` reaches a panic on a length overflow.
+                    let mut known = String::new();
+                    for (i, field) in IDENTITY_FIELDS.iter().chain(&OPTION_FIELDS).enumerate() {
+                        if i > 0 {
+                            known.push_str(", ");
+                        }
+                        known.push_str(field);
+                    }
                     return Err(bad(text!("unknown field {key} (known: {known})")));
                 }
             }
