@@ -189,6 +189,30 @@ fn a_short_last_gathered_entry_is_refused_as_in_the_whole_fetch() {
     );
 }
 
+/// The differential fuzz target's finding: a whole v2 header whose
+/// batchLength is negative. Both walks refuse it as too short, naming the
+/// length, where adding it to the log overhead once overflowed (a panic in
+/// a debug build).
+#[test]
+fn a_negative_batch_length_is_refused_by_both_walks() {
+    for length in [-1i32, -12, i32::MIN] {
+        let mut fetch = encode(&Part::Data {
+            pid: 1,
+            txn: false,
+            sizes: vec![20],
+        });
+        fetch[8..12].copy_from_slice(&length.to_be_bytes());
+        let whole = by_buffer(&mut mapper(), &fetch, RewriteOptions::default()).map(|r| r.0);
+        assert_eq!(
+            whole,
+            Err(Error::BatchTooShort { offset: 0, length }),
+            "batchLength {length}"
+        );
+        let headers = by_headers(&mut mapper(), &fetch, 1, RewriteOptions::default()).map(|r| r.0);
+        assert_eq!(headers, whole, "batchLength {length}");
+    }
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
 

@@ -58,7 +58,9 @@ pub(crate) trait Entries<'a>: Copy {
 #[inline(always)]
 fn v2_size(h: &[u8; HEADER_LEN], available: usize) -> Option<usize> {
     let length = i32::from_be_bytes(be(h, LENGTH_OFFSET));
-    let size = LOG_OVERHEAD + length as usize;
+    // Wrapping: a negative batchLength makes a size that is never used, as
+    // the length test below refuses it, where a checked add would panic.
+    let size = LOG_OVERHEAD.wrapping_add(length as usize);
     (h[MAGIC_OFFSET] == 2 && length >= MIN_BATCH_LENGTH && size <= available).then_some(size)
 }
 
