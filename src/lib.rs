@@ -79,8 +79,8 @@ pub struct ReadmeExample;
 
 pub use error::{Code, Error, Result};
 pub use mapper::{
-    seed_hashing, BindingView, Call, Collision, Durability, LoadOutcome, MapOutcome, Mapper,
-    MapperConfig, Origins, SourceCluster,
+    seed_hashing, BindingView, Call, Collision, Durability, KnownSource, LoadOutcome, MapOutcome,
+    Mapper, MapperConfig, Origins, Source, SourceCluster,
 };
 pub use pid::{decode_pid, map_pid, PidInfo, PidSpace};
 pub use record::{StateKey, StateRecord, StateValue};

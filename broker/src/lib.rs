@@ -216,18 +216,18 @@ fn rewrite(
         // 300 bytes and three copies of the source's ID); a batch takes 61
         // bytes or more, a slot SLOT_BYTES. A small fetch from a source of
         // a usual name needs no look.
-        if buf.len() > 4096 || source.len() > 1024 {
+        if buf.len() > 4096 || source.as_str().len() > 1024 {
             let per = if fetch_len.is_some() { SLOT_BYTES } else { 61 };
-            headroom((buf.len() / per + 1).saturating_mul(320 + 3 * source.len()))?;
+            headroom((buf.len() / per + 1).saturating_mul(320 + 3 * source.as_str().len()))?;
         }
         let call = slot.mapper.begin(now_ms);
         let mut view;
         let rewrite = match fetch_len {
             Some(n) => {
                 view = HeaderView::new(buf, n)?;
-                call.rewrite_headers(source, &mut view, options)?
+                call.rewrite_headers(source.into(), &mut view, options)?
             }
-            None => call.rewrite(source, buf, options)?,
+            None => call.rewrite(source.into(), buf, options)?,
         };
         encode_records(rewrite.records(), &mut slot.output)?;
         slot.snapshot_required = rewrite.snapshot_required();
@@ -255,7 +255,7 @@ pub extern "C" fn mp_map(handle: i32, src_ptr: i32, src_len: i32, pid: i64, now_
     call_allocating(|s| {
         let Args { source, slot, .. } = s.args(handle, (src_ptr, src_len), (0, 0))?;
         let mut call = slot.mapper.begin(now_ms);
-        let outcome = call.map(source, pid)?;
+        let outcome = call.map(source.as_str(), pid)?;
         let records: &[StateRecord] = match &outcome.record {
             Some(r) => std::slice::from_ref(r),
             None => &[],
@@ -434,7 +434,7 @@ pub extern "C" fn mp_rewrite_naive(
 ) -> i32 {
     call(|s| {
         let Args { source, slot, buf } = s.args(handle, (src_ptr, src_len), (buf_ptr, buf_len))?;
-        let n = mirrorpid::peer::rewrite_naive(&mut slot.mapper, source, buf, now_ms)?;
+        let n = mirrorpid::peer::rewrite_naive(&mut slot.mapper, source.as_str(), buf, now_ms)?;
         publish(slot);
         count(n)
     })

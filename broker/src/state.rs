@@ -4,7 +4,7 @@
 
 use crate::blocks::{Blocks, Handles, Sorted};
 use crate::reserve;
-use mirrorpid::{Code, Error, Mapper};
+use mirrorpid::{Code, Error, KnownSource, Mapper};
 use std::cell::{Cell, RefCell};
 use std::fmt::Display;
 
@@ -24,8 +24,9 @@ pub(crate) struct State {
     pub(crate) last_error: String,
     /// The source cluster ID of the last call that took one, kept between
     /// calls: a call from the same source compares its bytes and neither
-    /// checks nor copies them again.
-    pub(crate) source: String,
+    /// checks nor copies them again, and its mapper finds the source's
+    /// cluster where it found it last.
+    pub(crate) source: KnownSource,
     /// Where the last call found its source's block, its buffer's block
     /// a host passes the same ones call after call, so each is tried
     /// there before any bisection (a hint only: a stale one costs the
@@ -35,17 +36,17 @@ pub(crate) struct State {
 }
 
 impl State {
-    /// The state before the first call (a constant: the thread-local
-    /// holding it needs no lazy initialisation, whose re-entrancy check
-    /// is a panic).
-    const EMPTY: State = State {
-        allocs: Sorted::EMPTY,
-        mappers: Handles::EMPTY,
-        last_error: String::new(),
-        source: String::new(),
-        source_at: 0,
-        buf_at: 0,
-    };
+    /// The state before the first call.
+    fn empty() -> State {
+        State {
+            allocs: Sorted::EMPTY,
+            mappers: Handles::EMPTY,
+            last_error: String::new(),
+            source: KnownSource::new(),
+            source_at: 0,
+            buf_at: 0,
+        }
+    }
 }
 
 thread_local! {
@@ -71,7 +72,7 @@ fn state() -> Option<&'static RefCell<State>> {
 #[cold]
 #[inline(never)]
 fn first_state() -> Option<&'static RefCell<State>> {
-    let state: &'static RefCell<State> = Box::leak(Box::new(RefCell::new(State::EMPTY)));
+    let state: &'static RefCell<State> = Box::leak(Box::new(RefCell::new(State::empty())));
     STATE.try_with(|s| s.set(Some(state))).ok()?;
     Some(state)
 }
@@ -79,7 +80,7 @@ fn first_state() -> Option<&'static RefCell<State>> {
 /// The checked arguments of an export that takes a source and a buffer.
 pub(crate) struct Args<'a> {
     /// The source cluster ID.
-    pub(crate) source: &'a str,
+    pub(crate) source: &'a KnownSource,
     /// The mapper's slot.
     pub(crate) slot: &'a mut Slot,
     /// The host's bytes.
@@ -103,7 +104,7 @@ impl State {
         let raw = self
             .allocs
             .bytes_from(&mut self.source_at, src_ptr, src_len)?;
-        if !same(raw, self.source.as_bytes()) {
+        if !same(raw, self.source.as_str().as_bytes()) {
             remember_source(&mut self.source, raw)?;
         }
         let (buf_ptr, buf_len) = (address(buf_ptr), size(buf_len, "length")?);
@@ -185,15 +186,13 @@ fn same(a: &[u8], b: &[u8]) -> bool {
     word(a, 0) == word(b, 0) && word(a, mid) == word(b, mid) && word(a, n - 8) == word(b, n - 8)
 }
 
-/// Keeps a new source cluster ID (`raw`, checked to be UTF-8) in `held`,
-/// in place: clearing a `String` keeps its capacity.
+/// Keeps a new source cluster ID (`raw`, checked to be UTF-8) in `held`.
 #[inline(never)]
-fn remember_source(held: &mut String, raw: &[u8]) -> Result<(), Failure> {
+fn remember_source(held: &mut KnownSource, raw: &[u8]) -> Result<(), Failure> {
     let Ok(text) = std::str::from_utf8(raw) else {
         return Err(fail(Code::BadArgument, "source cluster ID is not UTF-8"));
     };
-    held.clear();
-    held.push_str(text);
+    held.set(text);
     Ok(())
 }
 

@@ -9,6 +9,9 @@ use super::{be, put, ControlType, CRC_OFFSET, PRODUCER_ID_OFFSET};
 use crate::error::Result;
 use crate::mapper::table::room;
 
+/// What a rewrite names when there is no memory for its writes.
+const RESULTS: &str = "a rewrite's results";
+
 /// What happened to one v2 batch.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -35,10 +38,10 @@ pub struct BatchOutcome {
 
 /// The bytes of a batch of `size` bytes after its producer ID: what the
 /// CRC patch shifts by. A batch is under 2^31 bytes (its batchLength is an
-/// i32) and at least a header.
+/// i32) and at least a header (a shorter size would wrap, never panic).
 #[inline(always)]
 pub(crate) fn bytes_after_pid(size: usize) -> u32 {
-    size.saturating_sub(PRODUCER_ID_OFFSET + 8) as u32
+    (size as u32).wrapping_sub((PRODUCER_ID_OFFSET + 8) as u32)
 }
 
 /// One batch's producer ID write, decided but not yet made: a rewrite
@@ -96,9 +99,10 @@ pub(crate) struct Changes {
     pub(crate) legacy_entries: usize,
     /// Each batch's outcome, when asked for.
     pub(crate) outcomes: Vec<BatchOutcome>,
-    /// The last delta, as a word of the batch's bytes, and its patch.
+    /// The last delta, as a word of the batch's bytes (0, which no write
+    /// has, before the first), and its patch.
     delta: u64,
-    patch: Option<crate::crc::Patch>,
+    patch: crate::crc::Patch,
     /// The last length after the PID the patch was shifted by, and the
     /// change it made.
     after: u32,
@@ -124,9 +128,17 @@ impl Changes {
         &self.writes
     }
 
-    /// Notes that the batch at `offset` (entry `entry`) of `size` bytes
-    /// has its PID `old` written as `new`, having made room for it.
+    /// Makes room for `n` more writes.
     #[inline(always)]
+    pub(crate) fn reserve(&mut self, n: usize) -> Result<()> {
+        room(&mut self.writes, n, RESULTS)
+    }
+
+    /// Notes that the batch at `offset` (entry `entry`) of `size` bytes
+    /// has its PID `old` written as `new`, having made room for it unless
+    /// [`Changes::reserve`] made it already (`reserved`).
+    #[inline(always)]
+    #[allow(clippy::too_many_arguments)]
     pub(crate) fn note(
         &mut self,
         entry: usize,
@@ -134,9 +146,12 @@ impl Changes {
         old: [u8; 8],
         new: [u8; 8],
         size: usize,
+        reserved: bool,
     ) -> Result<()> {
         let change = self.change(old, new, size);
-        room(&mut self.writes, 1, "a rewrite's results")?;
+        if !reserved {
+            self.reserve(1)?;
+        }
         self.writes.push(PidWrite::new(entry, offset, new, change));
         Ok(())
     }
@@ -147,7 +162,7 @@ impl Changes {
     fn change(&mut self, old: [u8; 8], new: [u8; 8], size: usize) -> u32 {
         let delta = u64::from_le_bytes(old) ^ u64::from_le_bytes(new);
         let after = bytes_after_pid(size);
-        if delta != self.delta || self.patch.is_none() || after != self.after {
+        if delta != self.delta || after != self.after {
             self.recompute(old, new, delta, after);
         }
         self.change
@@ -159,12 +174,11 @@ impl Changes {
     /// method).
     #[cfg_attr(target_family = "wasm", inline(never))]
     fn recompute(&mut self, old: [u8; 8], new: [u8; 8], delta: u64, after: u32) {
-        let patch = match self.patch {
-            Some(patch) if delta == self.delta => patch,
-            _ => crate::crc::Patch::new(old, new),
-        };
+        if delta != self.delta {
+            self.patch = crate::crc::Patch::new(old, new);
+        }
         self.delta = delta;
-        self.patch = Some(patch);
+        let patch = self.patch;
         self.after = after;
         self.change = patch.after(after);
     }

@@ -255,7 +255,9 @@ impl<'a> Gathered<'a> {
         let at = index.wrapping_mul(SLOT_BYTES);
         let slot: &[u8; SLOT_BYTES] = self.slots.get(at..)?.first_chunk()?;
         let (window, held) = slot.split_first_chunk::<WINDOW>()?;
-        (held.first_chunk::<4>() == Some(&FULL)).then_some(window)
+        // One word compared, in the machine's order.
+        let held = u32::from_ne_bytes(*held.first_chunk::<4>()?);
+        (held == u32::from_ne_bytes(FULL)).then_some(window)
     }
 
     /// The window of entry `index`, which starts at `offset`: `None` when

@@ -50,6 +50,11 @@ pub(crate) trait Entries<'a>: Copy {
     /// `None` for anything else (the end, a tail, a legacy entry, an
     /// error), which the two decide.
     fn batch(self, index: usize, offset: usize) -> Option<(&'a [u8], usize)>;
+
+    /// The most batches a walk can find, when few enough that a call makes
+    /// room for all of their changes before it starts (a header slot
+    /// each), instead of one batch at a time.
+    fn most(self) -> Option<usize>;
 }
 
 /// The size of the v2 batch whose header is `h`, if its magic is 2, its
@@ -83,6 +88,13 @@ impl<'a> Entries<'a> for &'a [u8] {
         let rest = self.get(offset..)?;
         Some((rest, v2_size(rest.first_chunk()?, rest.len())?))
     }
+
+    /// None: a fetch's bytes may hold one batch of many megabytes, for which
+    /// room for as many batches as could fit would be wasted.
+    #[inline(always)]
+    fn most(self) -> Option<usize> {
+        None
+    }
 }
 
 impl<'a> Entries<'a> for Gathered<'a> {
@@ -108,6 +120,11 @@ impl<'a> Entries<'a> for Gathered<'a> {
         }
         let window = self.full_window(index)?;
         Some((window, v2_size(window.first_chunk()?, available)?))
+    }
+
+    #[inline(always)]
+    fn most(self) -> Option<usize> {
+        Some(self.slots())
     }
 }
 

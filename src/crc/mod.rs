@@ -275,7 +275,7 @@ fn by_instructions() -> bool {
 /// [`Patch::after`] only shifts it by the bytes after them. A run of one
 /// producer's batches changes the same 8 bytes the same way in every
 /// batch, so it computes this once for the run.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Patch {
     /// `crc0` of the XOR of old and new, over `x^32` ([`crc0_8_over_x32`]).
     base: u32,

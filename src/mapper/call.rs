@@ -8,9 +8,9 @@
 
 use super::stage::Stage;
 use super::table::{self, room, Binding, Wire, RECORDED, STAGE_SAVED, TXN_OPEN};
-use super::{collision_of, key, Collision, Durability, MapOutcome, Mapper, SourceCluster};
+use super::{collision_of, key, Collision, Durability, MapOutcome, Mapper, Source, SourceCluster};
 use crate::batch::{Changes, PidWrite};
-use crate::error::{Error, Result};
+use crate::error::{invariant_broken, Error, Result};
 use crate::pid;
 use crate::record::{StateRecord, StateValue};
 
@@ -158,12 +158,27 @@ impl<'a> Call<'a> {
         self.m.table.find_cluster(source.as_str())
     }
 
-    /// The binding of (`cluster`, `pid`), if bound: the batch path's
-    /// keyed lookup.
+    /// The source a call names, checked, and its cluster's number in the
+    /// table if any binding ever named it: where a [`super::KnownSource`]
+    /// found it when the table's clusters have not changed since.
     #[inline(always)]
-    pub(crate) fn find(&self, cluster: u32, pid: Wire) -> Option<Found> {
-        let (idx, binding) = self.m.table.find_binding(cluster, pid)?;
-        Some(Found { idx, binding })
+    pub(crate) fn source<'s>(
+        &self,
+        source: Source<'s>,
+    ) -> Result<(SourceCluster<'s>, Option<u32>)> {
+        let id = match source {
+            Source::Id(id) => id,
+            Source::Known(known) => known.as_str(),
+        };
+        let checked = SourceCluster::new(id)?;
+        Ok((checked, self.m.table.find_source(source)))
+    }
+
+    /// The position of the binding of (`cluster`, `pid`), if bound: the
+    /// batch path's keyed lookup.
+    #[inline(always)]
+    pub(crate) fn find(&self, cluster: u32, pid: Wire) -> Option<usize> {
+        self.m.table.find_identity(cluster, pid)
     }
 
     /// Whether the binding at `idx` is pending.
@@ -172,23 +187,35 @@ impl<'a> Call<'a> {
         self.m.is_pending(idx)
     }
 
-    /// Records that the binding `found` was seen in this call and, when
-    /// `txn` says so, that its transaction is open or ended: nothing
-    /// written when nothing changes. Returns the binding as it is now.
+    /// Records that the binding at `idx` was seen in this call and, when
+    /// `txn` says so, that its transaction is open or ended (saving its
+    /// state first, for this call and for the stage): nothing written when
+    /// nothing changes. Returns the binding as it is now. The caller has
+    /// made room for the save ([`Call::reserve`]).
     #[inline(always)]
-    pub(crate) fn see(&mut self, found: Found, txn: Option<bool>) -> Binding {
-        let mut b = found.binding;
-        let flags = match txn {
-            Some(true) => b.flags | TXN_OPEN,
-            Some(false) => b.flags & !TXN_OPEN,
-            None => b.flags,
-        };
+    pub(crate) fn see(&mut self, idx: usize, txn: Option<bool>) -> Binding {
         let seen = table::seen_at(self.now_ms);
-        if seen > b.last_seen || flags != b.flags {
-            b.flags = self.set_state(found.idx, &b, seen.max(b.last_seen), flags);
-            b.last_seen = seen.max(b.last_seen);
+        let m = &mut *self.m;
+        // One lookup, read and written in place.
+        let Some(b) = m.table.state_mut(idx) else {
+            return *invariant_broken("a binding seen past the end", &Binding::VACANT);
+        };
+        let old = *b;
+        let flags = match txn {
+            Some(true) => old.flags | TXN_OPEN,
+            Some(false) => old.flags & !TXN_OPEN,
+            None => old.flags,
+        };
+        if seen > old.last_seen || flags != old.flags {
+            m.undo.save_state(idx, &old);
+            let mut keep = old.flags & STAGE_SAVED;
+            if let Some(stage) = &mut m.stage {
+                keep |= stage.save(idx, &old);
+            }
+            b.last_seen = seen.max(old.last_seen);
+            b.flags = flags | keep;
         }
-        b
+        *b
     }
 
     /// The batch path's other cases: a pending binding (`bound`), seen and
@@ -218,8 +245,7 @@ impl<'a> Call<'a> {
     ) -> Result<MapOutcome> {
         self.reserve(1)?;
         room(&mut self.m.scratch.records, 1, "a call's records")?;
-        let binding = *self.m.table.get(idx);
-        self.see(Found { idx, binding }, txn);
+        self.see(idx, txn);
         Ok(self.describe(idx, pid))
     }
 
@@ -347,22 +373,6 @@ impl<'a> Call<'a> {
         };
         self.keep(&outcome);
         Ok(outcome)
-    }
-
-    /// Changes the state of the binding at `idx`, which is `old`, saving
-    /// it first for this call and for the stage; returns the flags it has
-    /// now.
-    #[inline]
-    fn set_state(&mut self, idx: usize, old: &Binding, last_seen: i64, flags: u8) -> u8 {
-        let m = &mut *self.m;
-        m.undo.save_state(idx, old);
-        let mut keep = old.flags & STAGE_SAVED;
-        if let Some(stage) = &mut m.stage {
-            keep |= stage.save(idx, old);
-        }
-        let flags = flags | keep;
-        m.table.set_state(idx, last_seen, flags);
-        flags
     }
 
     /// Makes room to record `n` more changed bindings, so that the batch

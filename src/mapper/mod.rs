@@ -48,7 +48,7 @@ pub use config::{
 };
 pub use outcome::{BindingView, Collision, LoadOutcome, MapOutcome};
 pub(crate) use sort::{heapsort, heapsort_by};
-pub use source::SourceCluster;
+pub use source::{KnownSource, Source, SourceCluster};
 use stage::{Savepoint, Stage};
 pub use table::seed_hashing;
 pub(crate) use table::{Binding, Table, Wire, RECORDED, TXN_OPEN, UNKNOWN_LAST_SEEN};

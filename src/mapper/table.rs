@@ -19,6 +19,7 @@ use super::chunked::Chunked;
 use super::index::Index;
 pub use super::keyed::seed_hashing;
 use super::keyed::{identity_hash, mapped_hash, name_hash, same_name, Keys};
+use super::source::{Found, Source};
 
 pub(crate) use super::binding::*;
 use crate::error::{invariant_broken, Error, Result};
@@ -70,6 +71,10 @@ pub(crate) struct Table {
     /// names chosen to compare equal for long would make every miss cost
     /// several long comparisons.
     recent: std::cell::Cell<u32>,
+    /// The clusters' version: new for every table and every change of its
+    /// cluster numbers, so that where a [`super::KnownSource`] was found
+    /// stays right while it is the same.
+    version: u64,
     bindings: Chunked<Binding>,
     by_identity: Index,
     by_mapped: HashTable<u32>,
@@ -85,11 +90,20 @@ impl Default for Table {
             unused_clusters: 0,
             cluster_index: HashTable::new(),
             recent: std::cell::Cell::new(u32::MAX),
+            version: next_version(),
             bindings: Chunked::default(),
             by_identity: Index::default(),
             by_mapped: HashTable::new(),
         }
     }
+}
+
+/// A clusters' version no table has had (from 1: a [`Found`] of version 0
+/// was found in none).
+fn next_version() -> u64 {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static VERSIONS: AtomicU64 = AtomicU64::new(1);
+    VERSIONS.fetch_add(1, Ordering::Relaxed)
 }
 
 /// An allocation failure as the error every call returns for it.
@@ -187,6 +201,33 @@ impl Table {
         }
     }
 
+    /// The cluster of `source`: where its [`super::KnownSource`] found it
+    /// when the clusters have not changed since, else looked up (and kept
+    /// there).
+    #[inline(always)]
+    pub(crate) fn find_source(&self, source: Source<'_>) -> Option<u32> {
+        let known = match source {
+            Source::Id(id) => return self.find_cluster(id),
+            Source::Known(known) => known,
+        };
+        let found = known.found().get();
+        if found.version == self.version {
+            return (found.cluster != Found::NONE).then_some(found.cluster);
+        }
+        self.find_and_keep(known.as_str(), known.found())
+    }
+
+    /// [`Table::find_source`] when the clusters changed.
+    #[inline(never)]
+    fn find_and_keep(&self, name: &str, known: &std::cell::Cell<Found>) -> Option<u32> {
+        let cluster = self.find_cluster(name);
+        known.set(Found {
+            version: self.version,
+            cluster: cluster.unwrap_or(Found::NONE),
+        });
+        cluster
+    }
+
     #[inline]
     pub(crate) fn find_cluster(&self, name: &str) -> Option<u32> {
         let recent = self.recent.get();
@@ -222,6 +263,7 @@ impl Table {
             return i;
         }
         let idx = self.clusters.len() as u32;
+        self.version = next_version();
         self.clusters.push(name.to_owned());
         self.cluster_refs.push(0);
         self.unused_clusters += 1;
@@ -238,6 +280,9 @@ impl Table {
     /// Forgets the names interned after the first `len` (no binding uses
     /// them any more: a rollback removed those bindings first).
     pub(crate) fn truncate_clusters(&mut self, len: usize) {
+        if self.clusters.len() > len {
+            self.version = next_version();
+        }
         while self.clusters.len() > len {
             let idx = self.clusters.len() - 1;
             debug_assert_eq!(self.cluster_refs.get(idx), Some(&0));
@@ -272,6 +317,7 @@ impl Table {
         if renumber.try_reserve_exact(self.clusters.len()).is_err() {
             return;
         }
+        self.version = next_version();
         renumber.resize(self.clusters.len(), u32::MAX);
         let mut kept = 0u32;
         for (new, &refs) in renumber.iter_mut().zip(&self.cluster_refs) {
@@ -338,6 +384,13 @@ impl Table {
         self.bindings.get(idx)
     }
 
+    /// The binding at `idx`, to change only the fields no index depends
+    /// on (its last-seen time and flags), if there is one.
+    #[inline(always)]
+    pub(crate) fn state_mut(&mut self, idx: usize) -> Option<&mut Binding> {
+        self.bindings.get_mut(idx)
+    }
+
     /// Sets the fields no index depends on.
     pub(crate) fn set_state(&mut self, idx: usize, last_seen: i64, flags: u8) {
         if let Some(b) = self.bindings.get_mut(idx) {
@@ -346,21 +399,16 @@ impl Table {
         }
     }
 
-    #[inline]
-    pub(crate) fn find_identity(&self, cluster: u32, pid: Wire) -> Option<usize> {
-        self.find_binding(cluster, pid).map(|(i, _)| i)
-    }
-
-    /// [`Table::find_identity`], with the binding found there. Out of line
-    /// in the module: it keeps the batch loop a method a JVM's JIT
-    /// compiles whole.
+    /// The position of the binding of (`cluster`, `pid`), if bound: the
+    /// batch path's keyed lookup. Out of line in the module: it keeps the
+    /// batch loop a method a JVM's JIT compiles whole.
     #[cfg_attr(not(target_family = "wasm"), inline(always))]
     #[cfg_attr(target_family = "wasm", inline(never))]
-    pub(crate) fn find_binding(&self, cluster: u32, pid: Wire) -> Option<(usize, Binding)> {
+    pub(crate) fn find_identity(&self, cluster: u32, pid: Wire) -> Option<usize> {
         self.by_identity
             .find_map(identity_hash(&self.keys, cluster, pid.word()), |i| {
                 let b = self.bindings.get(i as usize)?;
-                (b.pid == pid && b.cluster == cluster).then_some((i as usize, *b))
+                (b.pid == pid && b.cluster == cluster).then_some(i as usize)
             })
     }
 

@@ -17,6 +17,7 @@ fn failed_call_undoes_bindings_touches_and_clusters() {
         call.map("A", 1).unwrap();
         let a = call.cluster(SourceCluster::new("A").unwrap()).unwrap();
         let found = call.find(a, Wire::of(1)).unwrap();
+        call.reserve(1).unwrap();
         call.see(found, Some(true));
         call.map("new-cluster", 2).unwrap();
         call.map("A", 3).unwrap();

@@ -19,7 +19,7 @@ mod walk;
 pub use crate::batch::BatchOutcome;
 use crate::batch::{write_all, HeaderView};
 use crate::error::Result;
-use crate::mapper::{Call, Mapper, SourceCluster};
+use crate::mapper::{Call, Mapper, Source};
 use crate::record::StateRecord;
 
 /// How a rewrite treats its input.
@@ -132,13 +132,13 @@ impl<'a> Call<'a> {
     /// `buf` at [`Rewrite::commit`].
     pub fn rewrite(
         self,
-        source_cluster_id: &str,
+        source_cluster_id: Source<'_>,
         buf: &'a mut [u8],
         options: RewriteOptions,
     ) -> Result<Rewrite<'a>> {
-        let source = SourceCluster::new(source_cluster_id)?;
         let mut call = self;
-        walk::walk(&mut call, source, &*buf, options)?;
+        let (source, cluster) = call.source(source_cluster_id)?;
+        walk::walk(&mut call, source, cluster, &*buf, options)?;
         Ok(Rewrite {
             call,
             target: Target::Bytes(buf),
@@ -157,18 +157,18 @@ impl<'a> Call<'a> {
     /// (Kafka's `RecordBatch.ensureValid()`).
     pub fn rewrite_headers(
         self,
-        source_cluster_id: &str,
+        source_cluster_id: Source<'_>,
         view: &'a mut HeaderView<'a>,
         options: RewriteOptions,
     ) -> Result<Rewrite<'a>> {
-        let source = SourceCluster::new(source_cluster_id)?;
+        let mut call = self;
+        let (source, cluster) = call.source(source_cluster_id)?;
         if options.strict_crc {
             return Err(crate::Error::invalid(
                 "strict CRC needs the records: a header view holds none",
             ));
         }
-        let mut call = self;
-        walk::walk(&mut call, source, view.gathered(), options)?;
+        walk::walk(&mut call, source, cluster, view.gathered(), options)?;
         Ok(Rewrite {
             call,
             target: Target::Headers(view),
@@ -191,7 +191,7 @@ impl Mapper {
     ) -> Result<RewriteResult> {
         Ok(self
             .begin(now_ms)
-            .rewrite(source_cluster_id, buf, options)?
+            .rewrite(source_cluster_id.into(), buf, options)?
             .commit())
     }
 
@@ -205,9 +205,9 @@ impl Mapper {
         options: RewriteOptions,
     ) -> Result<RewriteResult> {
         let mut view = view.reborrow();
-        let rewrite = self
-            .begin(now_ms)
-            .rewrite_headers(source_cluster_id, &mut view, options)?;
+        let rewrite =
+            self.begin(now_ms)
+                .rewrite_headers(source_cluster_id.into(), &mut view, options)?;
         Ok(rewrite.commit())
     }
 }

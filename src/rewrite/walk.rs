@@ -74,7 +74,8 @@ fn marker(batch: &Batch<'_>, offset: usize) -> Result<(Option<bool>, Option<Cont
     Ok((ends.then_some(false), control))
 }
 
-/// Walks `entries` once on `call` for batches from `source`, noting in
+/// Walks `entries` once on `call` for batches from `source`, whose
+/// cluster in the table is `cluster` (none: no binding named it yet), noting in
 /// the call's list of changes what it finds and the writes it decides.
 // One copy for a fetch's bytes and one for its headers: each keeps its
 // entries' reads in the loop.
@@ -82,16 +83,26 @@ fn marker(batch: &Batch<'_>, offset: usize) -> Result<(Option<bool>, Option<Cont
 pub(super) fn walk<'e>(
     call: &mut Call<'_>,
     source: SourceCluster<'_>,
+    mut cluster: Option<u32>,
     entries: impl Entries<'e>,
     options: RewriteOptions,
 ) -> Result<()> {
-    let mut cluster = call.cluster(source);
     let mut run: Option<Run> = cluster.and_then(|c| call.last(c)).map(|found| Run {
         raw: found.binding.pid.bytes(),
         found,
         mapped: found.binding.mapped.bytes(),
         unseen: true,
     });
+    // Room for every batch's saved state and write at once where the
+    // batches are few (a header view's slots), else a batch at a time.
+    let reserved = match entries.most() {
+        Some(n) => {
+            call.reserve(n)?;
+            call.changes().reserve(n)?;
+            true
+        }
+        None => false,
+    };
     let (mut pos, mut index) = (0usize, 0usize);
     while entries.more(index, pos) {
         let (rest, size) = match entries.batch(index, pos) {
@@ -124,8 +135,10 @@ pub(super) fn walk<'e>(
         let (mapped, salt) = match &mut run {
             Some(r) if r.raw == raw => {
                 if r.unseen || txn.is_some_and(|open| open != r.found.binding.is_open()) {
-                    call.reserve(1)?;
-                    r.found.binding = call.see(r.found, txn);
+                    if !reserved {
+                        call.reserve(1)?;
+                    }
+                    r.found.binding = call.see(r.found.idx, txn);
                     r.unseen = false;
                 }
                 (r.mapped, r.found.binding.salt)
@@ -137,21 +150,22 @@ pub(super) fn walk<'e>(
                     _ => None,
                 };
                 match found {
-                    Some(found) if !call.is_pending(found.idx) => {
-                        call.reserve(1)?;
-                        let binding = call.see(found, txn);
+                    Some(idx) if !call.is_pending(idx) => {
+                        if !reserved {
+                            call.reserve(1)?;
+                        }
+                        let binding = call.see(idx, txn);
                         let mapped = binding.mapped.bytes();
                         run = Some(Run {
                             raw,
-                            found: Found { binding, ..found },
+                            found: Found { idx, binding },
                             mapped,
                             unseen: false,
                         });
                         (mapped, binding.salt)
                     }
-                    _ => {
+                    bound => {
                         run = None;
-                        let bound = found.map(|f| f.idx);
                         let o = call.map_pending_or_new(bound, source, pid.value(), txn)?;
                         if cluster.is_none() {
                             cluster = call.cluster(source);
@@ -162,7 +176,8 @@ pub(super) fn walk<'e>(
             }
         };
         if mapped != raw {
-            call.changes().note(entry, offset, raw, mapped, size)?;
+            call.changes()
+                .note(entry, offset, raw, mapped, size, reserved)?;
         }
         if options.outcomes {
             describe(call.changes(), &batch, offset, raw, mapped, salt, control)?;
