@@ -2,9 +2,10 @@
 # Builds every WASM artifact named in wasm-pack.toml: the wasm-bindgen
 # bundles (www/pkg for the playground, dist/node for Node) and the broker
 # module (dist/mirrorpid_broker.wasm), each optimized with binaryen's
-# wasm-opt -Oz, and checks the module's size budget; the JVM library's
-# native runtime (dist/native/); then the module's release artifact
-# (dist/release/: versioned name, SHA-256, manifest).
+# wasm-opt (the bundles -Oz, the module -O3), and checks the module's size
+# budget; the JVM library's native runtime (dist/native/); then the
+# module's release artifact (dist/release/: versioned name, SHA-256,
+# manifest).
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/setup.sh"
 enter_root
@@ -29,7 +30,7 @@ max=$(manifest get broker.max-bytes)
 log "cargo build: broker module ($pkg, profile $profile)"
 cargo build -p "$pkg" --target wasm32-unknown-unknown --profile "$profile" >&2
 mkdir -p "$(dirname "$out")"
-log "wasm-opt -Oz: $out"
+log "wasm-opt ${BROKER_WASM_OPT[*]}: $out"
 wasm_opt "target/wasm32-unknown-unknown/$profile/${pkg//-/_}.wasm" "$out" "${BROKER_WASM_OPT[@]}"
 # The same build keeping its function names (not shipped), for
 # host/tests/module_structure.rs to read the module's call graph.

@@ -59,22 +59,29 @@ ensure_wasm_opt() {
   fi
 }
 
-# wasm-opt -Oz IN OUT [OPTION...]. rustc's wasm32 features are named, since
-# a stripped module has no target-features section to read them from.
+# wasm-opt -Oz IN OUT [OPTION...], or at the level an OPTION names (-O3 …).
+# rustc's wasm32 features are named, since a stripped module has no
+# target-features section to read them from.
 wasm_opt() {
-  local in=$1 out=$2
+  local in=$1 out=$2 level=-Oz
   shift 2
-  "$ROOT/scripts/tools/node_modules/.bin/wasm-opt" -Oz \
+  local a
+  for a in "$@"; do
+    case $a in -O*) level= ;; esac
+  done
+  "$ROOT/scripts/tools/node_modules/.bin/wasm-opt" $level \
     --enable-bulk-memory --enable-bulk-memory-opt --enable-nontrapping-float-to-int \
     --enable-sign-ext --enable-mutable-globals --enable-multivalue --enable-reference-types \
     "$@" "$in" -o "$out"
 }
 
-# The broker module's extra wasm-opt option: inlining never makes a
+# The broker module's wasm-opt options: optimised for speed, not size (a
+# host pays for the instructions it runs, not for the module's bytes, which
+# stay under the budget of wasm-pack.toml), and inlining never makes a
 # function over 3,000 bytes, so that no function passes HotSpot's 8,000
 # bytes of bytecode once Chicory compiles it (docs/PERFORMANCE.md,
 # "Function size"; jvm/library's FunctionSizeTest checks it).
-BROKER_WASM_OPT=(--inline-max-combined-binary-size 3000)
+BROKER_WASM_OPT=(-O3 --converge --inline-max-combined-binary-size 3000)
 
 # Java 17 and Maven for jvm/ (this machine kind ships both; Debian's otherwise).
 ensure_maven() {

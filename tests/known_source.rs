@@ -108,7 +108,7 @@ fn a_rewrite_from_a_known_source_is_a_rewrite_from_its_id() {
                     // A failed call takes back every name it interned.
                     let original = fetch(&pids, roll == 3);
                     let (mut a, mut b) = (original.clone(), original.clone());
-                    let want = by_id.begin(now).rewrite(SOURCES[s].into(), &mut a, options);
+                    let want = by_id.begin(now).rewrite(SOURCES[s], &mut a, options);
                     let source = if roll == 4 {
                         roaming.set(SOURCES[s]);
                         &roaming
@@ -167,7 +167,7 @@ fn a_known_source_is_checked_as_its_id_is() {
         .unwrap_err();
     let by_id = m
         .begin(0)
-        .rewrite("".into(), &mut buf, RewriteOptions::default())
+        .rewrite("", &mut buf, RewriteOptions::default())
         .map(|r| r.consumed())
         .unwrap_err();
     assert_eq!(err.to_string(), by_id.to_string());

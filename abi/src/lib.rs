@@ -13,8 +13,9 @@
 /// `mp_abort` and `mp_pending` (bindings are pending until confirmed);
 /// version 3 added `mp_rewrite_headers` (a fetch seen through its batch
 /// headers, [`mirrorpid::batch::HeaderView`]) and `mp_map`; version 4 added
-/// `mp_output_info` ([`OutputInfo`]).
-pub const ABI_VERSION: i32 = 4;
+/// `mp_output_info` ([`OutputInfo`]); version 5 added `mp_source` and
+/// `mp_rewrite_headers_from` (a source cluster named once by a token).
+pub const ABI_VERSION: i32 = 5;
 
 /// `mp_rewrite` flag: verify each batch's CRC first.
 pub const FLAG_STRICT_CRC: i32 = 1;

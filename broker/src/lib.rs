@@ -35,7 +35,8 @@ mod state;
 
 use output::{encode_records, headroom, output_info_ptr, publish};
 use state::{
-    address, bad_handle, call, call_allocating, count, fail, peek, size, Args, Failure, Slot, State,
+    address, bad_handle, call, call_allocating, count, fail, peek, size, Args, Failure, Parts,
+    Slot, State,
 };
 
 #[global_allocator]
@@ -138,7 +139,8 @@ pub extern "C" fn mp_rewrite(
     flags: i32,
 ) -> i32 {
     let buf = (buf_ptr, buf_len);
-    call_allocating(|s| rewrite(s, handle, (src_ptr, src_len), buf, None, now_ms, flags))
+    let src = SourceArg::Block(src_ptr, src_len);
+    call_allocating(|s| rewrite(s, handle, src, buf, None, now_ms, flags))
 }
 
 /// [`mp_rewrite`] on a fetch of `fetch_len` bytes that stays in the host's
@@ -160,8 +162,57 @@ pub extern "C" fn mp_rewrite_headers(
     now_ms: i64,
     flags: i32,
 ) -> i32 {
-    // Too many slots for an i32 of bytes: `size` reports a negative length
-    // (as it does for a negative count).
+    let (src, slots) = (SourceArg::Block(src_ptr, src_len), (slots_ptr, slot_count));
+    call_allocating(|s| rewrite_slots(s, handle, src, slots, fetch_len, now_ms, flags))
+}
+
+/// Names source cluster [src_ptr, +src_len) for [`mp_rewrite_headers_from`]
+/// on mapper `handle`: returns its token (> 0), the same for the same ID,
+/// valid for the mapper's life. The ID is checked here as a rewrite checks
+/// it (UTF-8, 1 to 32767 bytes). A host mirroring one path asks once and
+/// passes the token on every fetch, so that no call compares the ID again.
+/// A mapper holds at most [`state::MAX_SOURCES`] IDs (`CapacityExceeded`).
+#[no_mangle]
+pub extern "C" fn mp_source(handle: i32, src_ptr: i32, src_len: i32) -> i32 {
+    // Checked in the order a rewrite checks them: UTF-8, the mapper, the
+    // ID's length.
+    call_allocating(|s| {
+        let id = s.text(src_ptr, src_len, "source cluster ID")?;
+        let slot = s.slot(handle)?;
+        mirrorpid::SourceCluster::new(&id)?;
+        slot.add_source(&id)
+    })
+}
+
+/// [`mp_rewrite_headers`] from the source cluster of `source`, a token of
+/// this mapper's from [`mp_source`]: the same checks, results, records and
+/// writes, with the source found by its token. An unknown token is
+/// `BadArgument`, with nothing changed.
+#[no_mangle]
+pub extern "C" fn mp_rewrite_headers_from(
+    handle: i32,
+    source: i32,
+    slots_ptr: i32,
+    slot_count: i32,
+    fetch_len: i32,
+    now_ms: i64,
+    flags: i32,
+) -> i32 {
+    let (src, slots) = (SourceArg::Token(source), (slots_ptr, slot_count));
+    call_allocating(|s| rewrite_slots(s, handle, src, slots, fetch_len, now_ms, flags))
+}
+
+/// Both header rewrites: `slot_count` slots at `slots_ptr`.
+#[inline(always)]
+fn rewrite_slots(
+    s: &mut State,
+    handle: i32,
+    src: SourceArg,
+    (slots_ptr, slot_count): (i32, i32),
+    fetch_len: i32,
+    now_ms: i64,
+    flags: i32,
+) -> Result<i32, Failure> {
     // Too many slots for an i32 of bytes: a negative length, refused as a
     // negative count is.
     let slots_len = if slot_count > i32::MAX / SLOT_BYTES as i32 {
@@ -170,72 +221,97 @@ pub extern "C" fn mp_rewrite_headers(
         slot_count.wrapping_mul(SLOT_BYTES as i32)
     };
     let slots = (slots_ptr, slots_len);
-    let fetch_len = Some(fetch_len);
-    call_allocating(|s| {
-        rewrite(
-            s,
-            handle,
-            (src_ptr, src_len),
-            slots,
-            fetch_len,
-            now_ms,
-            flags,
-        )
-    })
+    rewrite(s, handle, src, slots, Some(fetch_len), now_ms, flags)
 }
 
-/// Both rewrites: `block` is the fetch's bytes, or (with `fetch_len`) its
+/// The source cluster a rewrite names: its ID in a block, or a token from
+/// `mp_source`.
+#[derive(Clone, Copy)]
+enum SourceArg {
+    Block(i32, i32),
+    Token(i32),
+}
+
+/// Every rewrite: `block` is the fetch's bytes, or (with `fetch_len`) its
 /// header slots. The output is written before the rewrite commits, so that
 /// running out of memory for it changes nothing.
 #[inline(always)]
 fn rewrite(
     s: &mut State,
     handle: i32,
-    src: (i32, i32),
+    src: SourceArg,
     block: (i32, i32),
     fetch_len: Option<i32>,
     now_ms: i64,
     flags: i32,
 ) -> Result<i32, Failure> {
-    {
-        if flags & !(FLAG_STRICT_CRC | FLAG_COMPLETE) != 0 {
-            return Err(bad_flags(flags));
-        }
-        let options = RewriteOptions {
-            strict_crc: flags & FLAG_STRICT_CRC != 0,
-            complete: flags & FLAG_COMPLETE != 0,
-            // The ABI reports no batch outcome.
-            outcomes: false,
-        };
-        let fetch_len = match fetch_len {
-            Some(n) => Some(size(n, "fetch length")?),
-            None => None,
-        };
-        let Args { source, slot, buf } = s.args(handle, src, block)?;
-        // Each batch (header slot) can make a binding and a record (about
-        // 300 bytes and three copies of the source's ID); a batch takes 61
-        // bytes or more, a slot SLOT_BYTES. A small fetch from a source of
-        // a usual name needs no look.
-        if buf.len() > 4096 || source.as_str().len() > 1024 {
-            let per = if fetch_len.is_some() { SLOT_BYTES } else { 61 };
-            headroom((buf.len() / per + 1).saturating_mul(320 + 3 * source.as_str().len()))?;
-        }
-        let call = slot.mapper.begin(now_ms);
-        let mut view;
-        let rewrite = match fetch_len {
-            Some(n) => {
-                view = HeaderView::new(buf, n)?;
-                call.rewrite_headers(source.into(), &mut view, options)?
-            }
-            None => call.rewrite(source.into(), buf, options)?,
-        };
-        encode_records(rewrite.records(), &mut slot.output)?;
-        slot.snapshot_required = rewrite.snapshot_required();
-        let consumed = count(rewrite.consumed())?;
-        rewrite.finish();
-        publish(slot);
-        Ok(consumed)
+    if flags & !(FLAG_STRICT_CRC | FLAG_COMPLETE) != 0 {
+        return Err(bad_flags(flags));
     }
+    let options = RewriteOptions {
+        strict_crc: flags & FLAG_STRICT_CRC != 0,
+        complete: flags & FLAG_COMPLETE != 0,
+        // The ABI reports no batch outcome.
+        outcomes: false,
+    };
+    let fetch_len = match fetch_len {
+        Some(n) => Some(size(n, "fetch length")?),
+        None => None,
+    };
+    let (source, slot, buf) = match src {
+        SourceArg::Block(ptr, len) => {
+            let Args { source, slot, buf } = s.args(handle, (ptr, len), block)?;
+            (source, slot.parts(), buf)
+        }
+        SourceArg::Token(token) => {
+            let (slot, buf) = s.slot_and_block(handle, block)?;
+            let (parts, sources) = slot.split();
+            let i = (token as u32 as usize).wrapping_sub(1);
+            let Some(source) = sources.get(i) else {
+                return Err(bad_token(handle, token));
+            };
+            (source, parts, buf)
+        }
+    };
+    let Parts {
+        mapper,
+        output,
+        snapshot_required,
+    } = slot;
+    // Each batch (header slot) can make a binding and a record (about
+    // 300 bytes and three copies of the source's ID); a batch takes 61
+    // bytes or more, a slot SLOT_BYTES. A small fetch from a source of
+    // a usual name needs no look.
+    let id_len = source.as_str().len();
+    if buf.len() > 4096 || id_len > 1024 {
+        let per = if fetch_len.is_some() { SLOT_BYTES } else { 61 };
+        headroom((buf.len() / per + 1).saturating_mul(320 + 3 * id_len))?;
+    }
+    let call = mapper.begin(now_ms);
+    let mut view;
+    let rewrite = match fetch_len {
+        Some(n) => {
+            view = HeaderView::new(buf, n)?;
+            call.rewrite_headers(source, &mut view, options)?
+        }
+        None => call.rewrite(source, buf, options)?,
+    };
+    encode_records(rewrite.records(), output)?;
+    *snapshot_required = rewrite.snapshot_required();
+    let consumed = count(rewrite.consumed())?;
+    rewrite.finish();
+    publish(output, *snapshot_required);
+    Ok(consumed)
+}
+
+/// The failure of a token the mapper never gave out.
+#[cold]
+#[inline(never)]
+fn bad_token(handle: i32, token: i32) -> Failure {
+    fail(
+        Code::BadArgument,
+        format_args!("mapper {handle} gave out no source token {token} (mp_source)"),
+    )
 }
 
 /// The failure of unknown flag bits.
@@ -268,7 +344,7 @@ pub extern "C" fn mp_map(handle: i32, src_ptr: i32, src_len: i32, pid: i64, now_
         slot.output.extend_from_slice(&outcome.mapped.to_be_bytes());
         call.commit();
         slot.snapshot_required = outcome.snapshot_required;
-        publish(slot);
+        publish(&slot.output, slot.snapshot_required);
         Ok(outcome.salt.map_or(abi::MAP_NOT_A_PRODUCER, i32::from))
     })
 }
@@ -333,7 +409,7 @@ pub extern "C" fn mp_snapshot(handle: i32) -> i32 {
         let slot = s.slot(handle)?;
         slot.output = slot.mapper.try_snapshot()?;
         let n = count(slot.output.len())?;
-        publish(slot);
+        publish(&slot.output, slot.snapshot_required);
         Ok(n)
     })
 }
@@ -376,7 +452,7 @@ fn tombstones(
     let output = &mut slot.output;
     let records = expire(&mut slot.mapper, &mut |r| encode_records(r, output))?;
     let n = count(records.len())?;
-    publish(slot);
+    publish(&slot.output, slot.snapshot_required);
     Ok(n)
 }
 
@@ -435,7 +511,7 @@ pub extern "C" fn mp_rewrite_naive(
     call(|s| {
         let Args { source, slot, buf } = s.args(handle, (src_ptr, src_len), (buf_ptr, buf_len))?;
         let n = mirrorpid::peer::rewrite_naive(&mut slot.mapper, source.as_str(), buf, now_ms)?;
-        publish(slot);
+        publish(&slot.output, slot.snapshot_required);
         count(n)
     })
 }

@@ -3,7 +3,7 @@
 //! last one is, which the host reads without a call.
 
 use crate::reserve;
-use crate::state::{fail, Failure, Slot};
+use crate::state::{fail, Failure};
 use mirrorpid::{Code, Error, StateRecord};
 use mirrorpid_abi::{self as abi, OutputInfo};
 use std::cell::Cell;
@@ -26,19 +26,22 @@ pub(crate) fn output_info_ptr() -> i32 {
         .unwrap_or(0)
 }
 
-/// Records `slot`'s output and flag as the last call's, for
+/// Records a mapper's output and flag as the last call's, for
 /// `mp_output_info`: every export that writes an output runs this once it
 /// has succeeded. The 12 bytes are written only when they change (a
 /// rewrite of bound producers leaves the same empty list where it was).
 #[inline(always)]
-pub(crate) fn publish(slot: &Slot) {
-    let info = OutputInfo {
-        ptr: slot.output.as_ptr() as usize as u32,
-        len: slot.output.len() as u32,
-        snapshot_required: slot.snapshot_required,
-    };
+pub(crate) fn publish(output: &[u8], snapshot_required: bool) {
+    let (ptr, len) = (output.as_ptr() as usize as u32, output.len() as u32);
     let _ = PUBLISHED.try_with(|last| {
-        if last.get() != info {
+        // Field by field: the common case reads three words and writes none.
+        let was = last.get();
+        if was.ptr != ptr || was.len != len || was.snapshot_required != snapshot_required {
+            let info = OutputInfo {
+                ptr,
+                len,
+                snapshot_required,
+            };
             last.set(info);
             write_info(info);
         }

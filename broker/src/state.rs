@@ -15,6 +15,64 @@ pub(crate) struct Slot {
     pub(crate) output: Vec<u8>,
     /// Whether its last rewrite or map made a collision.
     pub(crate) snapshot_required: bool,
+    /// The source cluster IDs `mp_source` named, token `i + 1` at `i`.
+    pub(crate) sources: Vec<KnownSource>,
+}
+
+/// The most source cluster IDs one mapper names by token: a path is one
+/// source, and a mapper mirrors few.
+pub const MAX_SOURCES: usize = 4096;
+
+/// What a call changes in a [`Slot`], borrowed beside its sources.
+pub(crate) struct Parts<'a> {
+    pub(crate) mapper: &'a mut Mapper,
+    pub(crate) output: &'a mut Vec<u8>,
+    pub(crate) snapshot_required: &'a mut bool,
+}
+
+impl Slot {
+    /// What a call changes.
+    #[inline(always)]
+    pub(crate) fn parts(&mut self) -> Parts<'_> {
+        self.split().0
+    }
+
+    /// What a call changes, and the sources it reads.
+    #[inline(always)]
+    pub(crate) fn split(&mut self) -> (Parts<'_>, &[KnownSource]) {
+        let Slot {
+            mapper,
+            output,
+            snapshot_required,
+            sources,
+        } = self;
+        let parts = Parts {
+            mapper,
+            output,
+            snapshot_required,
+        };
+        (parts, sources)
+    }
+
+    /// The token of source cluster `id` (checked), named now if new.
+    pub(crate) fn add_source(&mut self, id: &str) -> Result<i32, Failure> {
+        if let Some(i) = self.sources.iter().position(|k| k.as_str() == id) {
+            return count(i + 1);
+        }
+        if self.sources.len() >= MAX_SOURCES {
+            return Err(fail(
+                Code::CapacityExceeded,
+                format_args!("a mapper names at most {MAX_SOURCES} source clusters by token"),
+            ));
+        }
+        self.sources
+            .try_reserve(1)
+            .map_err(|_| fail(Code::OutOfMemory, "a source token"))?;
+        let mut known = KnownSource::new();
+        known.set(id);
+        self.sources.push(known);
+        count(self.sources.len())
+    }
 }
 
 /// Everything the module holds between calls.
@@ -121,6 +179,23 @@ impl State {
         })
     }
 
+    /// The slot of `handle` and the block [ptr, +len) (any pointer when
+    /// the length is 0), checked in this order: the length, the mapper,
+    /// the block.
+    #[inline(always)]
+    pub(crate) fn slot_and_block(
+        &mut self,
+        handle: i32,
+        (ptr, len): (i32, i32),
+    ) -> Result<(&mut Slot, &mut [u8]), Failure> {
+        let (ptr, len) = (address(ptr), size(len, "length")?);
+        let Some(slot) = self.mappers.get_mut(handle) else {
+            return Err(bad_handle(handle));
+        };
+        let buf = self.allocs.bytes_mut_from(&mut self.buf_at, ptr, len)?;
+        Ok((slot, buf))
+    }
+
     /// The slot of `handle`.
     #[inline(always)]
     pub(crate) fn slot(&mut self, handle: i32) -> Result<&mut Slot, Failure> {
@@ -136,6 +211,7 @@ impl State {
             mapper,
             output: Vec::new(),
             snapshot_required: false,
+            sources: Vec::new(),
         };
         self.mappers.add(slot).ok_or_else(|| {
             fail(

@@ -49,6 +49,18 @@ enum Call {
         now: i64,
         flags: i32,
     },
+    /// `mp_source`, then `mp_rewrite_headers_from` with the token it gave
+    /// or with any other.
+    RewriteFrom {
+        handle: u8,
+        source: u8,
+        token: Option<i32>,
+        block: u8,
+        count: i32,
+        fetch_len: i32,
+        now: i64,
+        flags: i32,
+    },
     Load {
         handle: u8,
         key: u8,
@@ -99,9 +111,10 @@ fn compiled() -> &'static (Engine, Module) {
 }
 
 /// The exports that write an output (`docs/ABI.md`, `mp_output_info`).
-const OUTPUT_CALLS: [&str; 6] = [
+const OUTPUT_CALLS: [&str; 7] = [
     "mp_rewrite",
     "mp_rewrite_headers",
+    "mp_rewrite_headers_from",
     "mp_map",
     "mp_snapshot",
     "mp_expire",
@@ -192,9 +205,30 @@ impl Run {
             "({ptr}, {len}) outside memory of {size}"
         );
     }
+    /// One of [`SOURCES`] in a new block, if the allocation budget allows.
+    fn put_source(&mut self, source: u8) -> Option<(i32, i32)> {
+        self.put(SOURCES[usize::from(source) % SOURCES.len()].as_bytes())
+    }
+
     fn rewrite(&mut self, h: i32, args: (i32, i32, i32, i32), now: i64, flags: i32) {
-        let before = self.state(h);
         let (bp, bl) = (args.2, args.3);
+        let args = [
+            I32(h),
+            I32(args.0),
+            I32(args.1),
+            I32(bp),
+            I32(bl),
+            I64(now),
+            I32(flags),
+        ];
+        self.rewrite_call(h, "mp_rewrite", &args, (bp, bl));
+    }
+
+    /// A rewrite export called with `args` on mapper `h`, whose buffer (the
+    /// fetch's bytes or its slots) is `buf`: a failure has a message and
+    /// changes neither the buffer nor the mapper.
+    fn rewrite_call(&mut self, h: i32, name: &str, args: &[Val], (bp, bl): (i32, i32)) {
+        let before = self.state(h);
         // The host's bytes: a range inside one live block from mp_alloc.
         // Elsewhere (the module's own heap and stack) any call may write.
         let in_block = bl >= 0
@@ -202,18 +236,7 @@ impl Run {
                 bp >= p && i64::from(bp) + i64::from(bl) <= i64::from(p) + i64::from(l)
             });
         let bytes = in_block.then(|| self.m.read(bp, bl));
-        let status = self.call(
-            "mp_rewrite",
-            &[
-                I32(h),
-                I32(args.0),
-                I32(args.1),
-                I32(bp),
-                I32(bl),
-                I64(now),
-                I32(flags),
-            ],
-        );
+        let status = self.call(name, args);
         if status < 0 {
             // The message first: any successful call (the checks below
             // make some) clears it.
@@ -227,15 +250,11 @@ impl Run {
                 assert_eq!(
                     self.m.read(bp, bl),
                     bytes,
-                    "a failed mp_rewrite changed the buffer"
+                    "a failed {name} changed the buffer"
                 );
             }
             if before.is_some() {
-                assert_eq!(
-                    self.state(h),
-                    before,
-                    "a failed mp_rewrite changed the mapper"
-                );
+                assert_eq!(self.state(h), before, "a failed {name} changed the mapper");
             }
         }
     }
@@ -314,8 +333,7 @@ fuzz_target!(|calls: Vec<Call>| {
                 flags,
             } => {
                 let h = run.handle(handle);
-                let src = SOURCES[usize::from(source) % SOURCES.len()];
-                let Some((sp, sl)) = run.put(src.as_bytes()) else {
+                let Some((sp, sl)) = run.put_source(source) else {
                     continue;
                 };
                 let (bp, bl) = run.block(block).unwrap_or((0, 0));
@@ -329,6 +347,37 @@ fuzz_target!(|calls: Vec<Call>| {
             } => {
                 let h = run.handle(handle);
                 run.rewrite(h, args, now, flags);
+            }
+            Call::RewriteFrom {
+                handle,
+                source,
+                token,
+                block,
+                count,
+                fetch_len,
+                now,
+                flags,
+            } => {
+                let h = run.handle(handle);
+                let Some((sp, sl)) = run.put_source(source) else {
+                    continue;
+                };
+                let given = run.call("mp_source", &[I32(h), I32(sp), I32(sl)]);
+                let token = token.unwrap_or(given);
+                let (bp, _) = run.block(block).unwrap_or((0, 0));
+                let slots = count
+                    .checked_mul(mirrorpid::batch::SLOT_BYTES as i32)
+                    .unwrap_or(-1);
+                let args = [
+                    I32(h),
+                    I32(token),
+                    I32(bp),
+                    I32(count),
+                    I32(fetch_len),
+                    I64(now),
+                    I32(flags),
+                ];
+                run.rewrite_call(h, "mp_rewrite_headers_from", &args, (bp, slots));
             }
             Call::Load { handle, key, value } => {
                 let h = run.handle(handle);

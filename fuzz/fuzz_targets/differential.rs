@@ -292,6 +292,9 @@ enum Call {
         /// Through `mp_rewrite_headers` with at most this many slots
         /// (`None`: `mp_rewrite`).
         headers: Option<u8>,
+        /// With `headers`, through `mp_rewrite_headers_from`, the source
+        /// named by its `mp_source` token.
+        token: bool,
     },
     Map {
         source: u8,
@@ -393,6 +396,7 @@ fuzz_target!(|data: &[u8]| {
                 now,
                 flags,
                 headers,
+                token,
             } => {
                 let source = SOURCES[usize::from(source) % SOURCES.len()];
                 let mut fetch: Vec<u8> = parts.iter().take(8).flat_map(encode).collect();
@@ -416,7 +420,13 @@ fuzz_target!(|data: &[u8]| {
                         if offsets.len() == slots {
                             end = prefix(&fetch, *offsets.last().unwrap());
                         }
-                        m.rewrite_headers(h, source, &mut via_module, slots, now, flags)
+                        if token {
+                            m.source(h, source).and_then(|t| {
+                                m.rewrite_headers_from(h, t, &mut via_module, slots, now, flags)
+                            })
+                        } else {
+                            m.rewrite_headers(h, source, &mut via_module, slots, now, flags)
+                        }
                     }
                 };
                 let mut via_native = fetch[..end].to_vec();

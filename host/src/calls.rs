@@ -75,30 +75,66 @@ impl BrokerModule {
         now_ms: i64,
         flags: i32,
     ) -> Result<Rewritten, AbiError> {
+        let (sp, sl) = self.put(source.as_bytes())?;
+        let len = fetch.len() as i32;
+        let result = self.on_slots(fetch, max_slots, |m, bp, count| {
+            let args = (handle, sp, sl, bp, count, len, now_ms, flags);
+            m.rewrite_headers.call(&mut m.store, args)
+        });
+        self.release(sp);
+        result
+    }
+
+    /// Gathers `fetch`'s headers into guest slots (at most `max_slots`),
+    /// runs `rewrite` on them (slots pointer, count) and writes each
+    /// changed slot's CRC and PID back into `fetch`.
+    fn on_slots(
+        &mut self,
+        fetch: &mut [u8],
+        max_slots: usize,
+        rewrite: impl FnOnce(&mut Self, i32, i32) -> wasmtime::Result<i32>,
+    ) -> Result<Rewritten, AbiError> {
         let mut slots = Vec::new();
         let offsets = mirrorpid::batch::gather(fetch, max_slots, &mut slots);
-        let (sp, sl) = self.put(source.as_bytes())?;
-        let (bp, bl) = match self.put(&slots) {
-            Ok(v) => v,
-            Err(e) => {
-                self.release(sp);
-                return Err(e);
-            }
-        };
-        let count = offsets.len() as i32;
-        let args = (handle, sp, sl, bp, count, fetch.len() as i32, now_ms, flags);
-        let status = self
-            .rewrite_headers
-            .call(&mut self.store, args)
-            .map_err(trap);
+        let (bp, bl) = self.put(&slots)?;
+        let status = rewrite(self, bp, offsets.len() as i32).map_err(trap);
         let result = status.and_then(|s| self.check(s)).and_then(|consumed| {
             let slots = self.read(bp, bl);
             mirrorpid::batch::write_back(&slots, &offsets, fetch);
             self.rewritten(consumed)
         });
-        self.release(sp);
         self.release(bp);
         result
+    }
+
+    /// `mp_source`: the token of source cluster `source` on `handle`.
+    pub fn source(&mut self, handle: i32, source: &str) -> Result<i32, AbiError> {
+        let (sp, sl) = self.put(source.as_bytes())?;
+        let result = self
+            .source
+            .call(&mut self.store, (handle, sp, sl))
+            .map_err(trap)
+            .and_then(|s| self.check(s));
+        self.release(sp);
+        result
+    }
+
+    /// `mp_rewrite_headers_from`: [`BrokerModule::rewrite_headers`] from
+    /// the source of `token` ([`BrokerModule::source`]).
+    pub fn rewrite_headers_from(
+        &mut self,
+        handle: i32,
+        token: i32,
+        fetch: &mut [u8],
+        max_slots: usize,
+        now_ms: i64,
+        flags: i32,
+    ) -> Result<Rewritten, AbiError> {
+        let len = fetch.len() as i32;
+        self.on_slots(fetch, max_slots, |m, bp, count| {
+            let args = (handle, token, bp, count, len, now_ms, flags);
+            m.rewrite_headers_from.call(&mut m.store, args)
+        })
     }
 
     /// `mp_map`: the mapped PID, the salt (`None` for a PID below 0), the

@@ -5,9 +5,10 @@
 //! these instructions (each runtime runs them at its own rate), so the host
 //! tests hold them to a budget and `docs/PERFORMANCE.md` reports them.
 //!
-//! Every figure is of `mp_rewrite_headers` on bound, confirmed producers,
-//! the host's slots already gathered, as a JVM broker calls it; the batch
-//! size only changes how many digits the CRC patch shifts by.
+//! Every figure is of `mp_rewrite_headers_from` (the source named once by
+//! `mp_source`) on bound, confirmed producers, the host's slots already
+//! gathered, as a JVM broker calls it; the batch size only changes how
+//! many digits the CRC patch shifts by.
 
 use wasmtime::{Config, Engine, Module};
 
@@ -27,9 +28,9 @@ const MANY: usize = 101;
 pub struct Instructions {
     /// A call that does nothing: `mp_pending` on a mapper.
     pub idle_call: u64,
-    /// `mp_rewrite_headers` of an empty fetch: a rewrite's own cost.
+    /// `mp_rewrite_headers_from` of an empty fetch: a rewrite's own cost.
     pub empty_rewrite: u64,
-    /// `mp_rewrite_headers` of one batch.
+    /// `mp_rewrite_headers_from` of one batch.
     pub one_batch: u64,
     /// Each further batch of a fetch whose batches have a producer each
     /// (rounded up).
@@ -117,7 +118,9 @@ fn fetch(n: usize, batch_bytes: usize, one: bool) -> Vec<u8> {
 struct Counter {
     m: BrokerModule,
     handle: i32,
+    /// The source's block (for `mp_rewrite`) and its token.
     source: (i32, i32),
+    token: i32,
     /// The host's clock: a millisecond later every call, so that each
     /// call records its producers' last-seen time, as a broker's do.
     pub(crate) now_ms: i64,
@@ -141,15 +144,17 @@ impl Counter {
             m.confirm(handle)?;
         }
         let source = m.put(SOURCE.as_bytes())?;
+        let token = m.source(handle, SOURCE)?;
         Ok(Counter {
             m,
             handle,
             source,
+            token,
             now_ms: 0,
         })
     }
 
-    /// The fuel one call of `mp_rewrite_headers` on `fetch`'s gathered
+    /// The fuel one call of `mp_rewrite_headers_from` on `fetch`'s gathered
     /// headers uses (after a first call, so that any one-time growth is
     /// not counted).
     fn headers(&mut self, fetch: &[u8]) -> Result<u64, CountError> {
@@ -160,7 +165,7 @@ impl Counter {
         let count = offsets.len() as i32;
         let f = self
             .m
-            .typed_func::<(i32, i32, i32, i32, i32, i32, i64, i32), i32>("mp_rewrite_headers")
+            .typed_func::<(i32, i32, i32, i32, i32, i64, i32), i32>("mp_rewrite_headers_from")
             .map_err(CountError::Load)?;
         let mut used = 0;
         for _ in 0..2 {
@@ -170,8 +175,7 @@ impl Counter {
             self.now_ms += 1;
             let args = (
                 self.handle,
-                self.source.0,
-                self.source.1,
+                self.token,
                 ptr,
                 count,
                 fetch_len,

@@ -95,6 +95,9 @@ type RewriteFn = TypedFunc<(i32, i32, i32, i32, i32, i64, i32), i32>;
 /// `mp_rewrite_headers(handle, src_ptr, src_len, slots_ptr, slot_count,
 /// fetch_len, now_ms, flags)`.
 type RewriteHeadersFn = TypedFunc<(i32, i32, i32, i32, i32, i32, i64, i32), i32>;
+/// `mp_rewrite_headers_from(handle, source, slots_ptr, slot_count,
+/// fetch_len, now_ms, flags)`.
+type RewriteHeadersFromFn = TypedFunc<(i32, i32, i32, i32, i32, i64, i32), i32>;
 /// `mp_load_record(handle, key_ptr, key_len, value_ptr, value_len)`.
 type LoadFn = TypedFunc<(i32, i32, i32, i32, i32), i32>;
 
@@ -110,6 +113,8 @@ pub struct BrokerModule {
     mapper_free: F1,
     rewrite: RewriteFn,
     rewrite_headers: RewriteHeadersFn,
+    source: TypedFunc<(i32, i32, i32), i32>,
+    rewrite_headers_from: RewriteHeadersFromFn,
     map: TypedFunc<(i32, i32, i32, i64, i64), i32>,
     snapshot_required: F1,
     output_ptr: F1,
@@ -193,6 +198,8 @@ impl BrokerModule {
             mapper_free: f!("mp_mapper_free"),
             rewrite: f!("mp_rewrite"),
             rewrite_headers: f!("mp_rewrite_headers"),
+            source: f!("mp_source"),
+            rewrite_headers_from: f!("mp_rewrite_headers_from"),
             map: f!("mp_map"),
             snapshot_required: f!("mp_snapshot_required"),
             output_ptr: f!("mp_output_ptr"),

@@ -9,13 +9,12 @@
 
 use mirrorpid_host::{default_module_path, instructions};
 
-/// The budgets: (what, the most instructions it may take). A further
-/// batch and a run's are the batch path's targets; the call's own cost is
-/// held where it stands.
+/// The budgets: (what, the most instructions it may take), the batch
+/// path's targets.
 const BUDGETS: [(&str, u64); 6] = [
     ("a call doing nothing", 50),
-    ("a rewrite of an empty fetch", 560),
-    ("a call rewriting one batch", 1_010),
+    ("a rewrite of an empty fetch", 340),
+    ("a call rewriting one batch", 800),
     ("each further batch, a producer each", 550),
     ("each further batch in a run of one producer", 400),
     ("each further batch in a run, no two sizes alike", 450),

@@ -245,7 +245,7 @@ impl<'m> Leader<'m> {
 fn a_partition_leaders_life() {
     let mut module = load();
     assert_eq!(module.abi_version(), mirrorpid_abi::ABI_VERSION);
-    assert_eq!(module.abi_version(), 4);
+    assert_eq!(module.abi_version(), mirrorpid_abi::ABI_VERSION);
     let mut leader = Leader::new(&mut module, 0);
     let sources = ["cluster-2123", "cluster-2336", "A"];
     let mut now = 1_764_403_200_000;

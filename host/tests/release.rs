@@ -1,7 +1,7 @@
 //! The broker module as a broker team receives it (`dist/release/`, written
 //! by `scripts/build.sh`): copied alone into a temporary folder, the host
 //! checks the manifest against the file (size, SHA-256, the `.sha256` line,
-//! imports and exports) and the versions it expects (ABI 4, F v1), and only
+//! imports and exports) and the versions it expects (ABI 5, F v1), and only
 //! then loads the module and maps a PID with it. A damaged byte, a wrong
 //! size or a manifest for another ABI must stop it before loading.
 
@@ -12,7 +12,7 @@ use serde_json::Value;
 use sha2::{Digest, Sha256};
 
 /// The ABI this host speaks.
-const ABI: i64 = 4;
+const ABI: i64 = mirrorpid_abi::ABI_VERSION as i64;
 
 fn release_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../dist/release")
@@ -156,12 +156,15 @@ fn a_damaged_or_mismatched_artifact_is_refused_before_loading() {
     std::fs::write(&artifact, &bad).unwrap();
     assert!(checked(&dir, &manifest).unwrap_err().contains("bytes"));
     std::fs::write(&artifact, &good).unwrap();
+    // A manifest for the next ABI.
     let text = std::fs::read_to_string(dir.join(&manifest)).unwrap();
-    std::fs::write(
-        dir.join(&manifest),
-        text.replace("\"abiVersion\": 4", "\"abiVersion\": 5"),
-    )
-    .unwrap();
-    assert!(checked(&dir, &manifest).unwrap_err().contains("ABI 5"));
+    let (ours, next) = (
+        format!("\"abiVersion\": {ABI}"),
+        format!("\"abiVersion\": {}", ABI + 1),
+    );
+    assert!(text.contains(&ours), "{text}");
+    std::fs::write(dir.join(&manifest), text.replace(&ours, &next)).unwrap();
+    let refused = checked(&dir, &manifest).unwrap_err();
+    assert!(refused.contains(&format!("ABI {}", ABI + 1)), "{refused}");
     std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -44,6 +44,14 @@ pub(crate) fn bytes_after_pid(size: usize) -> u32 {
     (size as u32).wrapping_sub((PRODUCER_ID_OFFSET + 8) as u32)
 }
 
+/// A CRC's change ([`crate::crc::Patch::after`]) as a word of the stored
+/// CRC's bytes read in the machine's order, to XOR into them without a
+/// byte swap (WebAssembly has no instruction for one).
+#[inline(always)]
+pub(crate) fn crc_word(change: u32) -> u32 {
+    u32::from_ne_bytes(change.to_be_bytes())
+}
+
 /// One batch's producer ID write, decided but not yet made: a rewrite
 /// notes these while it checks a fetch and writes them only once all of
 /// it has passed.
@@ -62,14 +70,14 @@ pub(crate) struct PidWrite {
 
 impl PidWrite {
     /// The write of `pid` into the batch at `offset` (entry `entry`),
-    /// whose CRC changes by `delta` ([`crate::crc::Patch::after`]).
+    /// whose CRC changes by `crc_xor` ([`crc_word`] of the change).
     #[inline(always)]
-    pub(crate) fn new(entry: usize, offset: usize, pid: [u8; 8], delta: u32) -> PidWrite {
+    pub(crate) fn new(entry: usize, offset: usize, pid: [u8; 8], crc_xor: u32) -> PidWrite {
         PidWrite {
             entry: entry as u32,
             offset: offset as u32,
             pid,
-            crc_xor: u32::from_ne_bytes(delta.to_be_bytes()),
+            crc_xor,
         }
     }
 
@@ -104,7 +112,7 @@ pub(crate) struct Changes {
     delta: u64,
     patch: crate::crc::Patch,
     /// The last length after the PID the patch was shifted by, and the
-    /// change it made.
+    /// change it made ([`crc_word`]).
     after: u32,
     change: u32,
 }
@@ -180,7 +188,7 @@ impl Changes {
         self.delta = delta;
         let patch = self.patch;
         self.after = after;
-        self.change = patch.after(after);
+        self.change = crc_word(patch.after(after));
     }
 }
 

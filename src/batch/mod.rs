@@ -22,7 +22,7 @@ mod walker;
 
 pub use builder::{BatchBuilder, RecordSpec};
 pub use changes::BatchOutcome;
-pub(crate) use changes::{bytes_after_pid, write_all, Changes, PidWrite};
+pub(crate) use changes::{bytes_after_pid, crc_word, write_all, Changes, PidWrite};
 pub use headers::{
     changed_slots, gather, gather_with, write_back, HeaderView, SLOT_BYTES, SLOT_CHANGED_OFFSET,
     SLOT_LEN_OFFSET, WINDOW,
@@ -364,6 +364,6 @@ impl<'a> BatchMut<'a> {
     pub(crate) fn set_producer_id_bytes(&mut self, new: [u8; 8]) {
         let old: [u8; 8] = be(self.bytes, PRODUCER_ID_OFFSET);
         let delta = crate::crc::Patch::new(old, new).after(bytes_after_pid(self.size));
-        PidWrite::new(0, 0, new, delta).apply(self.bytes);
+        PidWrite::new(0, 0, new, crc_word(delta)).apply(self.bytes);
     }
 }

@@ -42,9 +42,10 @@ pub(super) struct Scratch {
     snapshot_required: bool,
     /// The batch writes the call decided (the rewrite's list of changes).
     changes: Changes,
-    /// The position of the binding the batch path used last, a hint for
-    /// the next call's first batch (checked before it is used).
-    last: Option<usize>,
+    /// The position and producer ID of the binding the batch path used
+    /// last, a hint for the next call's first batch (checked when it is
+    /// used: [`Call::see_hinted`]).
+    last: Option<(usize, Wire)>,
 }
 
 impl Mapper {
@@ -67,14 +68,6 @@ impl Mapper {
             committed: false,
         }
     }
-}
-
-/// A binding the batch path found: where it is and what a batch of its
-/// producer needs.
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct Found {
-    pub(crate) idx: usize,
-    pub(crate) binding: Binding,
 }
 
 impl<'a> Call<'a> {
@@ -126,19 +119,17 @@ impl<'a> Call<'a> {
         &self.m.scratch.changes
     }
 
-    /// The binding the batch path used last, in this call or an earlier
-    /// one, if it is still a confirmed binding of `cluster`.
+    /// Where the binding the batch path used last was, and its producer
+    /// ID: a hint, which [`Call::see_hinted`] checks.
     #[inline(always)]
-    pub(crate) fn last(&self, cluster: u32) -> Option<Found> {
-        let idx = self.m.scratch.last?;
-        let binding = *self.m.table.get_checked(idx)?;
-        (binding.cluster == cluster && !self.m.is_pending(idx)).then_some(Found { idx, binding })
+    pub(crate) fn last(&self) -> Option<(usize, Wire)> {
+        self.m.scratch.last
     }
 
     /// Remembers the binding the batch path used last.
     #[inline(always)]
-    pub(crate) fn set_last(&mut self, idx: usize) {
-        self.m.scratch.last = Some(idx);
+    pub(crate) fn set_last(&mut self, idx: usize, pid: Wire) {
+        self.m.scratch.last = Some((idx, pid));
     }
 
     /// Maps `pid` arriving from `source_cluster_id`, as
@@ -185,6 +176,27 @@ impl<'a> Call<'a> {
     #[inline(always)]
     pub(crate) fn is_pending(&self, idx: usize) -> bool {
         self.m.is_pending(idx)
+    }
+
+    /// [`Call::see`] of the binding at `idx` if it is still the confirmed
+    /// binding of (`cluster`, `pid`) (a hint from [`Call::last`]); `None`,
+    /// and nothing changed, if not.
+    #[inline(always)]
+    pub(crate) fn see_hinted(
+        &mut self,
+        idx: usize,
+        cluster: u32,
+        pid: Wire,
+        txn: Option<bool>,
+    ) -> Option<Binding> {
+        if self.m.is_pending(idx) {
+            return None;
+        }
+        let b = self.m.table.state_mut(idx)?;
+        if b.cluster != cluster || b.pid != pid {
+            return None;
+        }
+        Some(self.see(idx, txn))
     }
 
     /// Records that the binding at `idx` was seen in this call and, when
@@ -384,6 +396,8 @@ impl<'a> Call<'a> {
 }
 
 impl Drop for Call<'_> {
+    // Inline: a committed call's drop is then nothing at all.
+    #[inline(always)]
     fn drop(&mut self) {
         if !self.committed {
             self.m.roll_back(self.had_stage);

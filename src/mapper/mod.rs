@@ -39,7 +39,6 @@ mod trust;
 mod views;
 
 pub use call::Call;
-pub(crate) use call::Found;
 #[cfg(feature = "js")]
 pub(crate) use config::OPTION_FIELDS;
 pub use config::{

@@ -187,6 +187,8 @@ impl Mapper {
     /// Undoes the [`super::Call`] under way: every binding it made, every
     /// state it changed, and the stage if the call opened it
     /// (`had_stage`: one was open before).
+    #[cold]
+    #[inline(never)]
     pub(super) fn roll_back(&mut self, had_stage: bool) {
         self.undo.restore(&mut self.table);
         if let Some(stage) = &mut self.stage {

@@ -378,12 +378,6 @@ impl Table {
         }
     }
 
-    /// The binding at `idx`, if there is one.
-    #[inline(always)]
-    pub(crate) fn get_checked(&self, idx: usize) -> Option<&Binding> {
-        self.bindings.get(idx)
-    }
-
     /// The binding at `idx`, to change only the fields no index depends
     /// on (its last-seen time and flags), if there is one.
     #[inline(always)]

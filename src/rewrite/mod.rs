@@ -130,14 +130,15 @@ impl<'a> Call<'a> {
     /// Walks `buf`, the fetch's bytes, mapping every mirrored batch that
     /// arrived from `source_cluster_id`, and decides its writes: made in
     /// `buf` at [`Rewrite::commit`].
-    pub fn rewrite(
+    #[inline(always)]
+    pub fn rewrite<'s>(
         self,
-        source_cluster_id: Source<'_>,
+        source_cluster_id: impl Into<Source<'s>>,
         buf: &'a mut [u8],
         options: RewriteOptions,
     ) -> Result<Rewrite<'a>> {
         let mut call = self;
-        let (source, cluster) = call.source(source_cluster_id)?;
+        let (source, cluster) = call.source(source_cluster_id.into())?;
         walk::walk(&mut call, source, cluster, &*buf, options)?;
         Ok(Rewrite {
             call,
@@ -155,14 +156,15 @@ impl<'a> Call<'a> {
     /// `options.strict_crc` needs the records, so it is refused
     /// ([`crate::Error::InvalidInput`]): verify CRCs where the records are
     /// (Kafka's `RecordBatch.ensureValid()`).
-    pub fn rewrite_headers(
+    #[inline(always)]
+    pub fn rewrite_headers<'s>(
         self,
-        source_cluster_id: Source<'_>,
+        source_cluster_id: impl Into<Source<'s>>,
         view: &'a mut HeaderView<'a>,
         options: RewriteOptions,
     ) -> Result<Rewrite<'a>> {
         let mut call = self;
-        let (source, cluster) = call.source(source_cluster_id)?;
+        let (source, cluster) = call.source(source_cluster_id.into())?;
         if options.strict_crc {
             return Err(crate::Error::invalid(
                 "strict CRC needs the records: a header view holds none",
@@ -191,7 +193,7 @@ impl Mapper {
     ) -> Result<RewriteResult> {
         Ok(self
             .begin(now_ms)
-            .rewrite(source_cluster_id.into(), buf, options)?
+            .rewrite(source_cluster_id, buf, options)?
             .commit())
     }
 
@@ -205,9 +207,9 @@ impl Mapper {
         options: RewriteOptions,
     ) -> Result<RewriteResult> {
         let mut view = view.reborrow();
-        let rewrite =
-            self.begin(now_ms)
-                .rewrite_headers(source_cluster_id.into(), &mut view, options)?;
+        let rewrite = self
+            .begin(now_ms)
+            .rewrite_headers(source_cluster_id, &mut view, options)?;
         Ok(rewrite.commit())
     }
 }

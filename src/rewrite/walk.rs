@@ -19,7 +19,7 @@ use crate::batch::{
 };
 use crate::error::{Error, Result};
 use crate::mapper::table::room;
-use crate::mapper::{Call, Found, SourceCluster, Wire};
+use crate::mapper::{Call, SourceCluster, Wire};
 
 /// What a rewrite names when there is no memory for its results.
 const RESULTS: &str = "a rewrite's results";
@@ -43,10 +43,14 @@ enum Other<'e> {
 struct Run {
     /// The producer ID as a batch holds it (compared undecoded).
     raw: [u8; 8],
-    /// The binding as this call left it.
-    found: Found,
-    /// The mapped PID as a batch will hold it.
+    /// Where the binding is.
+    idx: usize,
+    /// The mapped PID as a batch will hold it, the binding's salt and
+    /// whether its transaction is open, as this call left them (not read
+    /// yet while `unseen`).
     mapped: [u8; 8],
+    salt: u8,
+    open: bool,
     /// Whether this call has not seen the binding yet (it was the last
     /// one of the call before).
     unseen: bool,
@@ -87,10 +91,13 @@ pub(super) fn walk<'e>(
     entries: impl Entries<'e>,
     options: RewriteOptions,
 ) -> Result<()> {
-    let mut run: Option<Run> = cluster.and_then(|c| call.last(c)).map(|found| Run {
-        raw: found.binding.pid.bytes(),
-        found,
-        mapped: found.binding.mapped.bytes(),
+    // The last call's last binding, unread until its first batch here.
+    let mut run: Option<Run> = cluster.and(call.last()).map(|(idx, pid)| Run {
+        raw: pid.bytes(),
+        idx,
+        mapped: [0; 8],
+        salt: 0,
+        open: false,
         unseen: true,
     });
     // Room for every batch's saved state and write at once where the
@@ -132,18 +139,36 @@ pub(super) fn walk<'e>(
             None => marker(&batch, offset)?,
         };
         let raw: [u8; 8] = be(header, PRODUCER_ID_OFFSET);
-        let (mapped, salt) = match &mut run {
+        let in_run = match &mut run {
             Some(r) if r.raw == raw => {
-                if r.unseen || txn.is_some_and(|open| open != r.found.binding.is_open()) {
-                    if !reserved {
-                        call.reserve(1)?;
-                    }
-                    r.found.binding = call.see(r.found.idx, txn);
-                    r.unseen = false;
+                let changes = txn.is_some_and(|open| open != r.open);
+                if (r.unseen || changes) && !reserved {
+                    call.reserve(1)?;
                 }
-                (r.mapped, r.found.binding.salt)
+                if r.unseen {
+                    // The hint is checked here, where its binding is read.
+                    let (c, pid) = (cluster.unwrap_or(u32::MAX), Wire::from_bytes(raw));
+                    match call.see_hinted(r.idx, c, pid, txn) {
+                        Some(b) => {
+                            r.mapped = b.mapped.bytes();
+                            (r.salt, r.open) = (b.salt, b.is_open());
+                            r.unseen = false;
+                            Some((r.mapped, r.salt))
+                        }
+                        None => None,
+                    }
+                } else {
+                    if changes {
+                        r.open = call.see(r.idx, txn).is_open();
+                    }
+                    Some((r.mapped, r.salt))
+                }
             }
-            _ => {
+            _ => None,
+        };
+        let (mapped, salt) = match in_run {
+            Some(hit) => hit,
+            None => {
                 let pid = Wire::from_bytes(raw);
                 let found = match cluster {
                     Some(c) if pid.is_producer() => call.find(c, pid),
@@ -158,8 +183,10 @@ pub(super) fn walk<'e>(
                         let mapped = binding.mapped.bytes();
                         run = Some(Run {
                             raw,
-                            found: Found { idx, binding },
+                            idx,
                             mapped,
+                            salt: binding.salt,
+                            open: binding.is_open(),
                             unseen: false,
                         });
                         (mapped, binding.salt)
@@ -183,8 +210,8 @@ pub(super) fn walk<'e>(
             describe(call.changes(), &batch, offset, raw, mapped, salt, control)?;
         }
     }
-    if let Some(r) = run {
-        call.set_last(r.found.idx);
+    if let Some(r) = run.filter(|r| !r.unseen) {
+        call.set_last(r.idx, Wire::from_bytes(r.raw));
     }
     call.changes().consumed = pos;
     Ok(())

@@ -35,7 +35,7 @@ use wasmtime::{
 
 /// The exports Java calls, in the order of `dev.mirrorpid.Wasmtime.Export`:
 /// an export is named by its index there.
-const EXPORTS: [&str; 21] = [
+const EXPORTS: [&str; 23] = [
     "mp_abi_version",
     "mp_hash_seed",
     "mp_alloc",
@@ -45,6 +45,8 @@ const EXPORTS: [&str; 21] = [
     "mp_restore",
     "mp_rewrite",
     "mp_rewrite_headers",
+    "mp_source",
+    "mp_rewrite_headers_from",
     "mp_map",
     "mp_load_record",
     "mp_snapshot",
@@ -59,9 +61,9 @@ const EXPORTS: [&str; 21] = [
     "mp_last_error_len",
 ];
 
-/// `mp_rewrite_headers(handle, src_ptr, src_len, slots_ptr, slot_count,
+/// `mp_rewrite_headers_from(handle, source, slots_ptr, slot_count,
 /// fetch_len, now_ms, flags)`.
-type RewriteHeaders = TypedFunc<(i32, i32, i32, i32, i32, i32, i64, i32), i32>;
+type RewriteHeaders = TypedFunc<(i32, i32, i32, i32, i32, i64, i32), i32>;
 
 /// A compiled module.
 struct Compiled {
@@ -203,7 +205,7 @@ fn instantiate(c: &Compiled, max_memory: usize) -> wasmtime::Result<Loaded> {
         .iter()
         .map(|name| instance.get_func(&mut store, name))
         .collect();
-    let rewrite_headers = instance.get_typed_func(&mut store, "mp_rewrite_headers")?;
+    let rewrite_headers = instance.get_typed_func(&mut store, "mp_rewrite_headers_from")?;
     let pending = instance.get_typed_func(&mut store, "mp_pending")?;
     Ok(Loaded {
         store,
@@ -318,7 +320,7 @@ pub unsafe extern "system" fn Java_dev_mirrorpid_Wasmtime_call(
     }
 }
 
-/// `mp_rewrite_headers`, the batch path's one call, typed. Returns its
+/// `mp_rewrite_headers_from`, the batch path's one call, typed. Returns its
 /// status in the low 32 bits and the memory's size in 64 KiB pages in the
 /// high ones, so that Java learns in the same crossing whether its
 /// `ByteBuffer` is still the whole memory.
@@ -334,8 +336,7 @@ pub unsafe extern "system" fn Java_dev_mirrorpid_Wasmtime_rewriteHeaders(
     _class: jclass,
     instance: jlong,
     handle: jint,
-    src_ptr: jint,
-    src_len: jint,
+    source: jint,
     slots_ptr: jint,
     slot_count: jint,
     fetch_len: jint,
@@ -344,12 +345,12 @@ pub unsafe extern "system" fn Java_dev_mirrorpid_Wasmtime_rewriteHeaders(
 ) -> jlong {
     let loaded = &mut *(instance as *mut Loaded);
     let args = (
-        handle, src_ptr, src_len, slots_ptr, slot_count, fetch_len, now_ms, flags,
+        handle, source, slots_ptr, slot_count, fetch_len, now_ms, flags,
     );
     match loaded.rewrite_headers.call(&mut loaded.store, args) {
         Ok(status) => with_pages(loaded, status),
         Err(e) => {
-            throw(env, &format!("TRAP in mp_rewrite_headers: {e:#}"));
+            throw(env, &format!("TRAP in mp_rewrite_headers_from: {e:#}"));
             0
         }
     }

@@ -10,7 +10,7 @@ final class Abi {
     private Abi() {}
 
     /** What {@code mp_abi_version} returns for the module this library speaks to. */
-    static final int VERSION = 4;
+    static final int VERSION = 5;
 
     /** {@code mp_rewrite} flag: the buffer must end on a batch boundary. */
     static final int FLAG_COMPLETE = 2;

@@ -13,7 +13,7 @@ final class ChicoryInstance extends ModuleInstance {
     ChicoryInstance(Instance instance) {
         this.instance = instance;
         this.memory = (FlatMemory) instance.memory();
-        this.rewriteHeaders = export(Export.REWRITE_HEADERS);
+        this.rewriteHeaders = export(Export.REWRITE_HEADERS_FROM);
     }
 
     private ExportFunction export(Export export) {
@@ -40,9 +40,8 @@ final class ChicoryInstance extends ModuleInstance {
     }
 
     @Override
-    int rewriteHeaders(int handle, int srcPtr, int srcLen, int slotsPtr, int count, int fetchLen, long nowMs,
-            int flags) {
-        return (int) rewriteHeaders.apply(handle, srcPtr, srcLen, slotsPtr, count, fetchLen, nowMs, flags)[0];
+    int rewriteHeaders(int handle, int source, int slotsPtr, int count, int fetchLen, long nowMs, int flags) {
+        return (int) rewriteHeaders.apply(handle, source, slotsPtr, count, fetchLen, nowMs, flags)[0];
     }
 
     @Override

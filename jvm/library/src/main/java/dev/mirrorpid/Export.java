@@ -15,6 +15,8 @@ enum Export {
     RESTORE("mp_restore", 2),
     REWRITE("mp_rewrite", 7),
     REWRITE_HEADERS("mp_rewrite_headers", 8),
+    SOURCE("mp_source", 3),
+    REWRITE_HEADERS_FROM("mp_rewrite_headers_from", 7),
     MAP("mp_map", 5),
     LOAD_RECORD("mp_load_record", 5),
     SNAPSHOT("mp_snapshot", 1),

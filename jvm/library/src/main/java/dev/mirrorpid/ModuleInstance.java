@@ -13,9 +13,12 @@ abstract class ModuleInstance {
      */
     abstract int call(Export export, long a0, long a1, long a2, long a3, long a4);
 
-    /** {@code mp_rewrite_headers}, the batch path's one call: its status. */
-    abstract int rewriteHeaders(int handle, int srcPtr, int srcLen, int slotsPtr, int count, int fetchLen,
-            long nowMs, int flags);
+    /**
+     * {@code mp_rewrite_headers_from}, the batch path's one call, from the source of token
+     * {@code source} ({@code mp_source}): its status.
+     */
+    abstract int rewriteHeaders(int handle, int source, int slotsPtr, int count, int fetchLen, long nowMs,
+            int flags);
 
     /**
      * The linear memory as it is after the last call (a call may have grown it: ask again after

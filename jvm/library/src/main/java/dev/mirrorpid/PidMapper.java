@@ -5,7 +5,9 @@ import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 import java.util.OptionalInt;
 import org.apache.kafka.common.record.internal.MemoryRecords;
@@ -41,6 +43,8 @@ public final class PidMapper implements AutoCloseable {
     private byte[] source = new byte[0];
     private String sourceString = "";
     private int sourcePtr, sourceCap;
+    /** The source tokens the module gave this mapper, by source cluster ID. */
+    private final Map<String, Integer> tokens = new HashMap<>();
     /** The slots block in the module, and its capacity in slots. */
     private int slotsPtr, slotsCap;
     /** The offset in the fetch of each slot's entry. */
@@ -112,7 +116,7 @@ public final class PidMapper implements AutoCloseable {
         int base = fetch.position();
         int length = fetch.remaining();
         int count = gather(fetch, base, length);
-        int srcPtr = putSource(sourceClusterId);
+        int token = sourceToken(sourceClusterId);
         ensureSlots(count);
         // Each entry's window straight from the caller's buffer into its slot in linear memory,
         // with its length (big-endian, as the module reads it).
@@ -126,11 +130,11 @@ public final class PidMapper implements AutoCloseable {
         int flags = complete ? Abi.FLAG_COMPLETE : 0;
         int consumed;
         try {
-            consumed = instance.rewriteHeaders(handle, srcPtr, source.length, slotsPtr, count, length, nowMs, flags);
+            consumed = instance.rewriteHeaders(handle, token, slotsPtr, count, length, nowMs, flags);
         } catch (RuntimeException e) {
             // A trap or a runtime failure: the instance cannot be trusted any more.
             close();
-            throw new ModuleTrappedException(Export.REWRITE_HEADERS.wasmName, e);
+            throw new ModuleTrappedException(Export.REWRITE_HEADERS_FROM.wasmName, e);
         }
         if (consumed < 0) {
             throw error(consumed);
@@ -347,6 +351,23 @@ public final class PidMapper implements AutoCloseable {
             throw new IllegalStateException("malformed record list from the module");
         }
         return list;
+    }
+
+    /**
+     * The module's token for source cluster {@code sourceClusterId} ({@code mp_source}, asked once
+     * per ID): a rewrite names its source by it, so that the module compares no ID.
+     */
+    private int sourceToken(String sourceClusterId) {
+        Objects.requireNonNull(sourceClusterId, "sourceClusterId");
+        Integer known = tokens.get(sourceClusterId);
+        if (known != null) {
+            return known;
+        }
+        int ptr = putSource(sourceClusterId);
+        int len = source.length;
+        int token = status(Export.SOURCE, () -> instance.call(Export.SOURCE, handle, ptr, len, 0, 0));
+        tokens.put(sourceClusterId, token);
+        return token;
     }
 
     /** The source ID in its block, kept between calls (copied only when it changes). */

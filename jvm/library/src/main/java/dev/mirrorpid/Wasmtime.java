@@ -91,11 +91,11 @@ final class Wasmtime {
     static native long call(long instance, int export, long a0, long a1, long a2, long a3, long a4);
 
     /**
-     * {@code mp_rewrite_headers}: its status in the low 32 bits, the memory's size in 64 KiB
+     * {@code mp_rewrite_headers_from}: its status in the low 32 bits, the memory's size in 64 KiB
      * pages in the high ones.
      */
-    static native long rewriteHeaders(long instance, int handle, int srcPtr, int srcLen, int slotsPtr, int count,
-            int fetchLen, long nowMs, int flags);
+    static native long rewriteHeaders(long instance, int handle, int source, int slotsPtr, int count, int fetchLen,
+            long nowMs, int flags);
 
     /** {@code mp_pending}, typed: the fixed cost of a call. */
     static native int pending(long instance, int handle);

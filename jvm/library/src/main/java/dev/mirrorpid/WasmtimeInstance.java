@@ -30,10 +30,8 @@ final class WasmtimeInstance extends ModuleInstance {
     }
 
     @Override
-    int rewriteHeaders(int handle, int srcPtr, int srcLen, int slotsPtr, int count, int fetchLen, long nowMs,
-            int flags) {
-        return grown(Wasmtime.rewriteHeaders(instance, handle, srcPtr, srcLen, slotsPtr, count, fetchLen, nowMs,
-                flags));
+    int rewriteHeaders(int handle, int source, int slotsPtr, int count, int fetchLen, long nowMs, int flags) {
+        return grown(Wasmtime.rewriteHeaders(instance, handle, source, slotsPtr, count, fetchLen, nowMs, flags));
     }
 
     /**

@@ -24,8 +24,8 @@ import org.apache.kafka.common.record.internal.SimpleRecord;
  * figures of {@code docs/PERFORMANCE.md} are explained by, exact where a timing is noisy.
  * Chicory's interpreter reports every instruction it executes to an execution listener; this
  * drives the ABI as {@code PidMapper.rewrite} does for a fetch of bound producers (one {@code
- * mp_rewrite_headers}; the output is found through {@code mp_output_info}, read without a
- * call) and counts that call only; with {@code
+ * mp_rewrite_headers_from}, its source named once by {@code mp_source}; the output is found
+ * through {@code mp_output_info}, read without a call) and counts that call only; with {@code
  * --bytes}, as a host with the fetch in linear memory does ({@code mp_rewrite} on its bytes).
  *
  * <p>{@code scripts/bench-jvm.sh count} runs it on the module with its function names kept
@@ -51,7 +51,7 @@ public final class InstructionCount {
             }
         }
         System.out.println((one ? "every batch of one producer" : "each batch of a producer of its own")
-                + (bytes ? ", mp_rewrite on the fetch's bytes" : ", mp_rewrite_headers on its header slots"));
+                + (bytes ? ", mp_rewrite on the fetch's bytes" : ", mp_rewrite_headers_from on its header slots"));
         long previous = -1;
         int previousBatches = 0;
         for (int a = first; a < Math.max(args.length, first + 2); a++) {
@@ -110,16 +110,17 @@ public final class InstructionCount {
             input = slots(fetch, batches);
         }
         int inputPtr = put(instance, input)[0];
-        ExportFunction rewrite = instance.export(bytes ? "mp_rewrite" : "mp_rewrite_headers");
+        ExportFunction rewrite = instance.export(bytes ? "mp_rewrite" : "mp_rewrite_headers_from");
+        int token = (int) instance.export("mp_source").apply(handle, sourcePtr, source.length)[0];
         for (int round = 0; round < 3; round++) {
             memory.write(inputPtr, input);
             on[0] = round == 2;
             long consumed = bytes
                     ? rewrite.apply(handle, sourcePtr, source.length, inputPtr, fetchLength, 1_700_000_000_000L, 0)[0]
-                    : rewrite.apply(handle, sourcePtr, source.length, inputPtr, batches, fetchLength, 1_700_000_000_000L, 0)[0];
+                    : rewrite.apply(handle, token, inputPtr, batches, fetchLength, 1_700_000_000_000L, 0)[0];
             on[0] = false;
             if (consumed != fetchLength) {
-                throw new IllegalStateException("mp_rewrite_headers returned " + consumed + " of " + fetchLength);
+                throw new IllegalStateException("the rewrite returned " + consumed + " of " + fetchLength);
             }
             if (round == 0) {
                 // Bound and confirmed: the steady state the benchmark measures.
