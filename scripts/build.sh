@@ -20,7 +20,7 @@ while read -r name target out features; do
   log "wasm-opt -Oz: $out/mirrorpid_bg.wasm"
   wasm_opt "$out/mirrorpid_bg.wasm" "$out/mirrorpid_bg.opt.wasm"
   mv "$out/mirrorpid_bg.opt.wasm" "$out/mirrorpid_bg.wasm"
-  python3 scripts/name-glue-errors.py "$out/mirrorpid.js"
+  python3 scripts/finish-glue.py "$out/mirrorpid.js"
 done < <(manifest bundles)
 
 pkg=$(manifest get broker.package)

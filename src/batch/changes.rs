@@ -36,6 +36,104 @@ pub struct BatchOutcome {
     pub control: Option<ControlType>,
 }
 
+/// A batch's outcome as the walk notes it: the fields of [`BatchOutcome`]
+/// as the batch holds them (big-endian) and a byte of flags, so that
+/// noting one is a few stores and decoding it ([`Noted::outcome`]) waits
+/// for a caller who reads it. Its layout is fixed (`repr(C)`, 32 bytes in
+/// WebAssembly): the JS API reads these from the module's memory as they
+/// are (`src/js/builders.js`, `outcomes`).
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Noted {
+    /// Byte offset of the batch in the buffer.
+    pub(crate) offset: usize,
+    /// The binding's salt, meaningful with [`Noted::HAS_SALT`].
+    pub(crate) salt: u8,
+    /// [`Noted::HAS_SALT`], [`Noted::TRANSACTIONAL`], and the marker in
+    /// the bits of [`Noted::MARKER`]: 0 none, 1 abort, 2 commit, 3 other.
+    pub(crate) flags: u8,
+    /// The control type of an "other" marker.
+    pub(crate) other: i16,
+    /// baseOffset, the producer ID it arrived with and the one it leaves
+    /// with, big-endian.
+    pub(crate) base_offset: [u8; 8],
+    pub(crate) original_pid: [u8; 8],
+    pub(crate) mapped_pid: [u8; 8],
+}
+
+// The layout the JS API reads.
+#[cfg(target_arch = "wasm32")]
+const _: () = assert!(std::mem::size_of::<Noted>() == 32);
+
+impl Noted {
+    /// The producer ID is not negative, so the binding's salt is the
+    /// batch's.
+    pub(crate) const HAS_SALT: u8 = 1;
+    /// The batch is transactional.
+    pub(crate) const TRANSACTIONAL: u8 = 2;
+    /// Where the marker's code is.
+    pub(crate) const MARKER: u8 = 0b1100;
+
+    /// The outcome of the batch at `offset` whose header is `header`,
+    /// which arrived with producer ID `original` and leaves with `mapped`
+    /// at `salt`, a control batch with `control`.
+    #[inline(always)]
+    pub(crate) fn new(
+        offset: usize,
+        header: &[u8; super::HEADER_LEN],
+        original: [u8; 8],
+        mapped: [u8; 8],
+        salt: u8,
+        control: Option<ControlType>,
+    ) -> Noted {
+        let (marker, other) = match control {
+            None => (0, 0),
+            Some(ControlType::Abort) => (1, 0),
+            Some(ControlType::Commit) => (2, 0),
+            Some(ControlType::Other(t)) => (3, t),
+        };
+        let attributes = i16::from(header[super::ATTRIBUTES_OFFSET + 1]);
+        let salted = if original[0] & 0x80 == 0 {
+            Noted::HAS_SALT
+        } else {
+            0
+        };
+        let transactional = if attributes & super::TRANSACTIONAL != 0 {
+            Noted::TRANSACTIONAL
+        } else {
+            0
+        };
+        let flags = salted | transactional | marker << 2;
+        Noted {
+            offset,
+            salt,
+            flags,
+            other,
+            base_offset: be(header, super::BASE_OFFSET_OFFSET),
+            original_pid: original,
+            mapped_pid: mapped,
+        }
+    }
+
+    /// The outcome, decoded.
+    pub(crate) fn outcome(&self) -> BatchOutcome {
+        BatchOutcome {
+            offset: self.offset,
+            base_offset: i64::from_be_bytes(self.base_offset),
+            original_pid: i64::from_be_bytes(self.original_pid),
+            mapped_pid: i64::from_be_bytes(self.mapped_pid),
+            salt: (self.flags & Noted::HAS_SALT != 0).then_some(self.salt),
+            transactional: self.flags & Noted::TRANSACTIONAL != 0,
+            control: match (self.flags & Noted::MARKER) >> 2 {
+                0 => None,
+                1 => Some(ControlType::Abort),
+                2 => Some(ControlType::Commit),
+                _ => Some(ControlType::Other(self.other)),
+            },
+        }
+    }
+}
+
 /// The bytes of a batch of `size` bytes after its producer ID: what the
 /// CRC patch shifts by. A batch is under 2^31 bytes (its batchLength is an
 /// i32) and at least a header (a shorter size would wrap, never panic).
@@ -105,8 +203,10 @@ pub(crate) struct Changes {
     pub(crate) consumed: usize,
     /// Legacy (magic 0/1) entries passed untouched.
     pub(crate) legacy_entries: usize,
-    /// Each batch's outcome, when asked for.
-    pub(crate) outcomes: Vec<BatchOutcome>,
+    /// Each batch's outcome, when asked for, as noted; and room for them
+    /// decoded, made before the call commits.
+    pub(crate) outcomes: Vec<Noted>,
+    pub(crate) decoded: Vec<BatchOutcome>,
     /// The last delta, as a word of the batch's bytes (0, which no write
     /// has, before the first), and its patch.
     delta: u64,
@@ -134,6 +234,21 @@ impl Changes {
     #[inline(always)]
     pub(crate) fn writes(&self) -> &[PidWrite] {
         &self.writes
+    }
+
+    /// Makes room for every noted outcome decoded, so that
+    /// [`Changes::decode`] cannot fail.
+    pub(crate) fn reserve_decoded(&mut self) -> Result<()> {
+        room(&mut self.decoded, self.outcomes.len(), RESULTS)
+    }
+
+    /// The noted outcomes, decoded (in the room [`Changes::reserve_decoded`]
+    /// made).
+    pub(crate) fn decode(&mut self) -> Vec<BatchOutcome> {
+        self.decoded.clear();
+        self.decoded
+            .extend(self.outcomes.iter().map(Noted::outcome));
+        std::mem::take(&mut self.decoded)
     }
 
     /// Makes room for `n` more writes.

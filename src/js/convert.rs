@@ -10,7 +10,6 @@ use crate::error::Error;
 use crate::mapper::MapOutcome;
 use crate::pid::PidSpace;
 use crate::record::StateRecord;
-use crate::rewrite::RewriteResult;
 
 pub(super) fn js_err(e: Error) -> JsError {
     JsError::new(&e.to_string())
@@ -150,21 +149,16 @@ pub(super) enum Output<'a> {
 /// A `RewriteResult` whose bytes are `out`.
 pub(super) fn rewrite_to_js(
     out: Output<'_>,
-    result: &RewriteResult,
-    columns: &mut super::build::Columns,
+    done: &mut super::build::Done,
 ) -> Result<JsValue, JsError> {
-    let records = match result.records.is_empty() {
+    let records = match done.records.is_empty() {
         true => JsValue::UNDEFINED, // the builders make `[]` in JS
-        false => records_to_js(&result.records)?.into(),
+        false => records_to_js(&done.records)?.into(),
     };
+    done.records.clear();
     if let Some(built) = super::build::with(|b| {
-        columns.fill(&result.batches);
-        let (consumed, snapshot, n) = (
-            result.consumed as u32,
-            result.snapshot_required,
-            result.batches.len() as u32,
-        );
-        let at = columns.0.as_ptr() as u32;
+        let (consumed, snapshot) = (done.consumed() as u32, done.snapshot_required());
+        let (n, at) = done.noted();
         match &out {
             Output::New(buf) => b.rewrite_result(
                 buf.as_ptr() as u32,
@@ -203,10 +197,10 @@ pub(super) fn rewrite_to_js(
             set(&obj, "bytes", bytes)
         }
     }
-    set(&obj, "consumed", result.consumed as u32);
+    set(&obj, "consumed", done.consumed() as u32);
     set(&obj, "records", records);
-    set(&obj, "snapshotRequired", result.snapshot_required);
-    let batches: Vec<BatchJs> = result
+    set(&obj, "snapshotRequired", done.snapshot_required());
+    let batches: Vec<BatchJs> = done
         .batches
         .iter()
         .map(|b| BatchJs {

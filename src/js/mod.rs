@@ -15,7 +15,7 @@
 //! * **Small integers** (a partition, a salt) are `number`s that are
 //!   integers in range; nothing is coerced.
 //! * **A freed mapper** throws `BadHandle: this PidMapper was freed`
-//!   (`scripts/name-glue-errors.py` names wasm-bindgen's own message).
+//!   (`scripts/finish-glue.py` names wasm-bindgen's own message).
 //! * **Errors** are thrown as JS `Error`s carrying the core's message
 //!   (`Name: detail`).
 //! * The TypeScript declarations of every option and result are
@@ -24,6 +24,7 @@
 mod args;
 mod build;
 mod convert;
+mod fast;
 mod functions;
 
 pub use build::use_plain_results;
@@ -35,7 +36,7 @@ use wasm_bindgen::prelude::*;
 use crate::batch::{changed_slots, gather_with, HeaderView, CRC_OFFSET, PRODUCER_ID_OFFSET};
 use crate::mapper::{LoadOutcome, Mapper};
 use crate::record::StateRecord;
-use crate::rewrite::{RewriteOptions, RewriteResult};
+use crate::rewrite::RewriteOptions;
 use args::{bytes_arg, int64, record_arg, text, MapperOptions, RewriteOpts};
 use convert::{
     bytes, js_err, js_to_json_text, json_to_js, outcome_to_js, record_to_js, set, to_js, BindingJs,
@@ -50,10 +51,8 @@ const TS_TYPES: &str = include_str!("types.d.ts");
 #[derive(Debug)]
 pub struct PidMapper {
     inner: Mapper,
-    /// Reused by every `rewriteBatches` call (no allocation per call once
-    /// the buffers have grown), with the outcome columns JS builds from.
-    rewrite: RewriteResult,
-    columns: build::Columns,
+    /// What the last rewrite left for JS to build its result from.
+    done: build::Done,
     /// Both rewrites' copy of the caller's bytes, below [`HEADERS_FROM`].
     scratch: Vec<u8>,
     /// Both rewrites' header slots and their entries' offsets, from
@@ -62,6 +61,8 @@ pub struct PidMapper {
     offsets: Vec<usize>,
     /// The last source cluster ID of `map` and the rewrites, and its text.
     source: args::LastSource,
+    /// What `rewriteBatchesInPlace`'s fast path keeps.
+    fast: fast::Fast,
 }
 
 /// From this many bytes, both rewrites copy only each batch's header
@@ -94,17 +95,19 @@ fn rewrite_options(options: Option<JsValue>) -> Result<RewriteOptions, JsError> 
 
 impl PidMapper {
     /// Both rewrites' copying path: the fetch copied into `scratch`,
-    /// rewritten there, its result in `rewrite`.
+    /// rewritten there, its result in `done`.
     fn rewrite_scratch(
         &mut self,
         source: &str,
         now: i64,
         opts: RewriteOptions,
     ) -> Result<(), JsError> {
-        self.rewrite = self
+        let rewrite = self
             .inner
-            .rewrite(source, &mut self.scratch, now, opts)
+            .begin(now)
+            .rewrite(source, &mut self.scratch, opts)
             .map_err(js_err)?;
+        self.done.keep(rewrite);
         Ok(())
     }
 
@@ -129,10 +132,13 @@ impl PidMapper {
         };
         gather_with(len, usize::MAX, &mut self.slots, &mut self.offsets, read).map_err(js_err)?;
         let mut headers = HeaderView::new(&mut self.slots, len).map_err(js_err)?;
-        self.rewrite = self
+        let mut headers = headers.reborrow();
+        let rewrite = self
             .inner
-            .rewrite_headers(source, &mut headers, now, opts)
+            .begin(now)
+            .rewrite_headers(source, &mut headers, opts)
             .map_err(js_err)?;
+        self.done.keep(rewrite);
         for (at, crc, pid) in changed_slots(&self.slots, &self.offsets) {
             for (start, part) in [(at + CRC_OFFSET, crc), (at + PRODUCER_ID_OFFSET, pid)] {
                 view.subarray(start as u32, (start + part.len()) as u32)
@@ -145,12 +151,12 @@ impl PidMapper {
     fn wrap(inner: Mapper) -> PidMapper {
         PidMapper {
             inner,
-            rewrite: RewriteResult::default(),
-            columns: build::Columns::default(),
+            done: build::Done::default(),
             scratch: Vec::new(),
             slots: Vec::new(),
             offsets: Vec::new(),
             source: args::LastSource::default(),
+            fast: fast::Fast::default(),
         }
     }
 }
@@ -231,7 +237,7 @@ impl PidMapper {
                 view: None,
                 copy: &[],
             };
-            return convert::rewrite_to_js(out, &self.rewrite, &mut self.columns);
+            return convert::rewrite_to_js(out, &mut self.done);
         }
         // Into a buffer kept between calls (as long as the fetches are, it
         // is only overwritten): the input array stays as it was.
@@ -240,7 +246,7 @@ impl PidMapper {
         self.source.keep(source);
         done?;
         let out = convert::Output::New(&self.scratch);
-        convert::rewrite_to_js(out, &self.rewrite, &mut self.columns)
+        convert::rewrite_to_js(out, &mut self.done)
     }
 
     /// Rewrites `bytes` in place (a broker's or proxy's own fetch buffer,
@@ -283,7 +289,7 @@ impl PidMapper {
         // Only what was consumed changed (the rest is a truncated tail); the
         // header path wrote the batches' CRCs and PIDs already.
         let copy = match copied? {
-            true => &self.scratch[..self.rewrite.consumed],
+            true => &self.scratch[..self.done.consumed()],
             false => &[][..],
         };
         let out = convert::Output::InPlace {
@@ -291,7 +297,7 @@ impl PidMapper {
             view: view.as_ref(),
             copy,
         };
-        convert::rewrite_to_js(out, &self.rewrite, &mut self.columns)
+        convert::rewrite_to_js(out, &mut self.done)
     }
 
     /// Applies one `__mirror_state` record (`value` null = tombstone).

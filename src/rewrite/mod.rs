@@ -88,6 +88,14 @@ impl<'a> Rewrite<'a> {
         self.call.changes_ref().consumed
     }
 
+    /// With [`RewriteOptions::outcomes`], one outcome per v2 batch, in
+    /// fetch order, as noted (decoded at [`Rewrite::commit`]); otherwise
+    /// empty.
+    #[cfg(feature = "js")]
+    pub(crate) fn noted(&self) -> &[crate::batch::Noted] {
+        &self.call.changes_ref().outcomes
+    }
+
     /// Makes the writes and keeps the call's changes; returns what it
     /// did.
     pub fn commit(self) -> RewriteResult {
@@ -96,7 +104,7 @@ impl<'a> Rewrite<'a> {
         let snapshot_required = call.snapshot_required();
         let changes = call.changes();
         let (consumed, legacy_entries) = (changes.consumed, changes.legacy_entries);
-        let batches = std::mem::take(&mut changes.outcomes);
+        let batches = changes.decode();
         RewriteResult {
             consumed,
             records: call.commit_records(),
@@ -104,6 +112,16 @@ impl<'a> Rewrite<'a> {
             batches,
             legacy_entries,
         }
+    }
+
+    /// [`Rewrite::commit`] for a host that has read the outcomes it needs
+    /// ([`Rewrite::noted`], which stay in the mapper until its next call):
+    /// returns the records.
+    #[cfg(feature = "js")]
+    pub(crate) fn finish_records(self) -> Vec<StateRecord> {
+        let Rewrite { call, target, .. } = self;
+        write(&call, target);
+        call.commit_records()
     }
 
     /// [`Rewrite::commit`] for a host that has read what it needs

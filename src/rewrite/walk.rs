@@ -14,7 +14,7 @@
 
 use super::RewriteOptions;
 use crate::batch::{
-    be, step, Batch, BatchOutcome, Changes, ControlType, Entries, Step, ATTRIBUTES_OFFSET, CONTROL,
+    be, step, Batch, Changes, ControlType, Entries, Noted, Step, ATTRIBUTES_OFFSET, CONTROL,
     HEADER_LEN, PRODUCER_ID_OFFSET, TRANSACTIONAL,
 };
 use crate::error::{Error, Result};
@@ -207,13 +207,17 @@ pub(super) fn walk<'e>(
                 .note(entry, offset, raw, mapped, size, reserved)?;
         }
         if options.outcomes {
-            describe(call.changes(), &batch, offset, raw, mapped, salt, control)?;
+            let noted = Noted::new(offset, header, raw, mapped, salt, control);
+            describe(call.changes(), noted)?;
         }
     }
     if let Some(r) = run.filter(|r| !r.unseen) {
         call.set_last(r.idx, Wire::from_bytes(r.raw));
     }
     call.changes().consumed = pos;
+    if options.outcomes {
+        call.changes().reserve_decoded()?;
+    }
     Ok(())
 }
 
@@ -241,29 +245,11 @@ fn other_entry<'e>(
     })
 }
 
-/// Adds a batch's outcome.
-#[inline(never)]
-#[allow(clippy::too_many_arguments)]
-fn describe(
-    changes: &mut Changes,
-    batch: &Batch<'_>,
-    offset: usize,
-    raw: [u8; 8],
-    mapped: [u8; 8],
-    salt: u8,
-    control: Option<ControlType>,
-) -> Result<()> {
+/// Notes a batch's outcome.
+#[inline(always)]
+fn describe(changes: &mut Changes, noted: Noted) -> Result<()> {
     room(&mut changes.outcomes, 1, RESULTS)?;
-    let pid = i64::from_be_bytes(raw);
-    changes.outcomes.push(BatchOutcome {
-        offset,
-        base_offset: batch.base_offset(),
-        original_pid: pid,
-        mapped_pid: i64::from_be_bytes(mapped),
-        salt: (pid >= 0).then_some(salt),
-        transactional: batch.is_transactional(),
-        control,
-    });
+    changes.outcomes.push(noted);
     Ok(())
 }
 

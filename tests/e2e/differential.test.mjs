@@ -300,3 +300,94 @@ test("both rewrites of a large fetch, through its headers, answer as the module'
   headers.free();
   m.e.mp_mapper_free(h);
 });
+
+test("rewriteBatchesInPlace's fast path answers as the module's mp_rewrite, and its outcomes as rewriteBatches'", async () => {
+  // The common call (a string source, a plain time, no options, fewer than
+  // 64 KiB) takes the fast path (src/js/fast.rs, src/js/builders.js
+  // `inPlace`): the fetch copied into the module's room, rewritten by a
+  // call of numbers, its changed bytes written back. Against the module
+  // given the same fetch, and rewriteBatches on a mapper of its own (the
+  // checked path, which also says the outcomes): the same answers, errors,
+  // bytes, records and state, the outcomes both eager (up to eight
+  // batches) and lazy, sources that change and sources the core refuses,
+  // time as a number or a BigInt, and the array untouched by an error.
+  const m = await module();
+  const cfg = Buffer.from(JSON.stringify(CONFIG));
+  const [cp, cl] = m.put(cfg);
+  const h = m.e.mp_mapper_new(cp, cl);
+  assert.ok(h > 0, m.error());
+  const fast = new js.PidMapper(CONFIG.topicId, CONFIG.partition, null);
+  const checked = new js.PidMapper(CONFIG.topicId, CONFIG.partition, null);
+  const next = rng(0xfa57);
+  const pids = [0n, 1n, 5n, 7n, -1n, (1n << 40n) - 1n, 1n << 40n, js.mapPid("A", 3n, 0), js.mapPid("B", 2n, 1)];
+  const sources = [...SOURCES, "", "x".repeat(40000)];
+  const counts = { errors: 0, eager: 0, lazy: 0, records: 0 };
+  for (let i = 0; i < 3000; i++) {
+    const parts = [];
+    for (let n = next(next(3) === 0 ? 24 : 6); n > 0; n--) {
+      const pid = next(3) === 0 ? BigInt(next(5000)) : pids[next(pids.length)];
+      const b = next(5) === 0 ? batch(pid, { marker: next(2) }) : batch(pid, { txn: next(2) === 0, pad: next(300) });
+      new DataView(b.buffer).setBigInt64(0, BigInt(next(1 << 30)) * 1000n + BigInt(i));
+      parts.push(b);
+    }
+    const fetch = Uint8Array.from(parts.flatMap((p) => [...p]));
+    if (fetch.length > 0 && next(8) === 0) fetch[next(fetch.length)] ^= 1 << next(8);
+    const cut = next(5) === 0 ? fetch.slice(0, next(fetch.length + 1)) : fetch;
+    const source = next(10) === 0 ? sources[next(sources.length)] : SOURCES[next(SOURCES.length)];
+    const now = next(2) === 0 ? 1000 + i : BigInt(1000 + i);
+    const [sp, sl] = m.put(Buffer.from(source));
+    const [bp, bl] = m.put(cut);
+    const status = m.e.mp_rewrite(h, sp, sl, bp, bl, BigInt(now), 0);
+    const say = (call) => {
+      try {
+        return call();
+      } catch (err) {
+        return err.message;
+      }
+    };
+    const a = say(() => checked.rewriteBatches(source, cut, now, null));
+    const own = cut.slice();
+    const b = say(() => fast.rewriteBatchesInPlace(source, own, now, null));
+    if (status < 0) {
+      counts.errors += 1;
+      assert.equal(a, m.error(), `case ${i}`);
+      assert.equal(b, a, `case ${i}`);
+      assert.deepEqual(own, cut, `case ${i}: an error leaves the array as it was`);
+    } else {
+      assert.equal(typeof b, "object", `case ${i}: the module consumed ${status}, the fast path threw ${b}`);
+      assert.equal(b.bytes, own, "the caller's own array");
+      assert.deepEqual(own, m.mem().slice(bp, bp + bl), `case ${i}: the module's bytes`);
+      assert.equal(b.consumed, status);
+      const records = recordList(m.output(h));
+      counts.records += records.length > 0 ? 1 : 0;
+      assert.deepEqual(
+        b.records.map((r) => ({ key: r.key, value: r.value ?? null })),
+        records,
+      );
+      assert.equal(b.snapshotRequired, m.e.mp_snapshot_required(h) === 1);
+      const lazy = Object.getOwnPropertyDescriptor(b, "batches").get !== undefined;
+      counts[lazy ? "lazy" : "eager"] += 1;
+      assert.deepEqual(b.batches, a.batches, `case ${i}: the outcomes`);
+      assert.equal(b.batches.length > 8, lazy, "lazy from nine batches");
+    }
+    for (const p of [sp, bp]) if (p > 0) m.e.mp_free(p);
+    const end = next(6);
+    if (end === 0) {
+      const n = m.e.mp_confirm(h);
+      assert.equal(fast.confirm(), n);
+      assert.equal(checked.confirm(), n);
+    } else if (end === 1) {
+      const n = m.e.mp_abort(h);
+      assert.equal(fast.abort(), n);
+      assert.equal(checked.abort(), n);
+    }
+    const len = m.e.mp_snapshot(h);
+    assert.deepEqual(fast.snapshot(), m.output(h).subarray(0, len), `case ${i}: the state`);
+    assert.equal(fast.pending, m.e.mp_pending(h));
+    assert.equal(checked.pending, m.e.mp_pending(h));
+  }
+  for (const [what, n] of Object.entries(counts)) assert.ok(n > 50, `${what}: ${n}`);
+  fast.free();
+  checked.free();
+  m.e.mp_mapper_free(h);
+});

@@ -86,6 +86,86 @@ test("rewriteBatchesInPlace rewrites a Node Buffer where it lies", () => {
   assert.equal(inPlace.size, 2);
 });
 
+test("rewriteBatchesInPlace's fast path: shared room, a freed mapper, a foreign this, arrays that are not what they seem", () => {
+  // Two minimal v2 batches of producer `pid` and `pid + 1` (122 bytes).
+  const fetchOf = (pid) => {
+    const f = new Uint8Array(122);
+    const v = new DataView(f.buffer);
+    for (const i of [0, 1]) {
+      v.setInt32(61 * i + 8, 49);
+      f[61 * i + 16] = 2;
+      v.setBigInt64(61 * i + 43, pid + BigInt(i));
+    }
+    return f;
+  };
+  const fresh = () => new m.PidMapper(records.topicIdBase64, 0, null);
+  const a = fresh();
+  const b = fresh();
+  // The two mappers' fast calls share the module's room: interleaved, each
+  // answers as a fresh mapper's checked call would.
+  const seen = new Map();
+  const [boundA, boundB] = [new Set(), new Set()];
+  for (const [x, source, pid] of [
+    [a, "A", 3n],
+    [b, "B", 4n],
+    [a, "B", 5n],
+    [b, "A", 3n],
+    [a, "A", 3n],
+  ]) {
+    const bytes = fetchOf(pid);
+    const out = x.rewriteBatchesInPlace(source, bytes, 1, null);
+    const key = `${source}/${pid}`;
+    if (!seen.has(key)) seen.set(key, fresh().rewriteBatches(source, fetchOf(pid), 1, null));
+    const expected = seen.get(key);
+    assert.equal(out.bytes, bytes);
+    assert.deepEqual(bytes, expected.bytes, key);
+    assert.deepEqual(out.batches, expected.batches, key);
+    // Two new bindings the first time a mapper sees the pair, none once
+    // they are confirmed.
+    const bound = x === a ? boundA : boundB;
+    assert.equal(out.records.length, bound.has(key) ? 0 : 2, key);
+    bound.add(key);
+    x.confirm();
+  }
+  const state = b.snapshot();
+  // A freed mapper: BadHandle, and nothing of another mapper's changed.
+  a.free();
+  const untouched = fetchOf(3n);
+  assert.throws(
+    () => a.rewriteBatchesInPlace("A", untouched, 1, null),
+    (e) => /^BadHandle/.test(e.message),
+  );
+  assert.deepEqual(untouched, fetchOf(3n), "a freed mapper's call writes nothing");
+  assert.throws(
+    () => m.PidMapper.prototype.rewriteBatchesInPlace.call({}, "A", fetchOf(3n), 1, null),
+    (e) => /^BadHandle/.test(e.message),
+  );
+  assert.deepEqual(b.snapshot(), state);
+  // An Int16Array whose prototype says Uint8Array: its bytes are rewritten,
+  // as the checked path reads them, not its 16-bit elements.
+  const odd = new Int16Array(fetchOf(4n).buffer);
+  Object.setPrototypeOf(odd, Uint8Array.prototype);
+  b.rewriteBatchesInPlace("B", odd, 1, null);
+  assert.deepEqual(new Uint8Array(odd.buffer), seen.get("B/4").bytes);
+  // A time past 64 bits, or a number that is not a safe integer: the
+  // checked path's error, the array untouched.
+  for (const now of [2n ** 63n, 2 ** 60, 1.5, "1"]) {
+    const bytes = fetchOf(4n);
+    if (now === "1") {
+      assert.equal(b.rewriteBatchesInPlace("B", bytes, now, null).consumed, 122, "a decimal string");
+      continue;
+    }
+    assert.throws(
+      () => b.rewriteBatchesInPlace("B", bytes, now, null),
+      (e) => /^InvalidInput: nowMs/.test(e.message),
+      String(now),
+    );
+    assert.deepEqual(bytes, fetchOf(4n));
+  }
+  assert.deepEqual(b.snapshot(), state, "no binding was added");
+  b.free();
+});
+
 test("results stay right when WASM memory grows between and inside calls", () => {
   // The builders keep views of WASM memory and make them again after a
   // grow detaches the old buffer: a small rewrite (views made), then a

@@ -1,0 +1,152 @@
+const memory = arguments[0]; // WASM memory: its views are kept, and remade after a grow
+// From this many bytes the checked path rewrites through the batches'
+// headers (src/js/mod.rs, HEADERS_FROM), which costs less there than the
+// fast path's copy of every byte.
+const HEADERS_FROM = arguments[1];
+// The fast path's room in WASM memory (src/js/fast.rs, `ROOM`): a function
+// making room for a number of bytes and returning its address, which is
+// kept while it is large enough (given only to the glue's builders).
+const makeRoom = arguments[2];
+let room = 0, roomSize = 0;
+const control = [null, "abort", "commit", "other"];
+const EAGER = 8;
+// Views of all of WASM memory, made again when a grow detaches the buffer
+// (a detached buffer's views have length 0): no view is made per call.
+let u8 = new Uint8Array(0), i32 = new Int32Array(0), data = new DataView(new ArrayBuffer(0));
+function views() {
+  if (u8.length === 0) {
+    u8 = new Uint8Array(memory.buffer);
+    i32 = new Int32Array(memory.buffer);
+    data = new DataView(memory.buffer);
+  }
+}
+// The intrinsic getters of a typed array (a subclass's own never run).
+const typed = Object.getPrototypeOf(Uint8Array.prototype);
+const getter = (name) => Object.getOwnPropertyDescriptor(typed, name).get;
+const bufferOf = getter("buffer"), offsetOf = getter("byteOffset"), lengthOf = getter("byteLength");
+// The element type's name ("Uint8Array" for one or a subclass's instance,
+// whatever its prototype now says), undefined for anything else; and the
+// intrinsic `set`, which reads a typed-array source by its slots alone.
+const tagOf = getter(Symbol.toStringTag);
+const setBytes = typed.set;
+// A BigInt in the signed 64-bit range, or a safe integer as one; null for
+// anything else.
+function plainInt64(v) {
+  if (typeof v === "bigint") return v >= -0x8000000000000000n && v <= 0x7fffffffffffffffn ? v : null;
+  return Number.isSafeInteger(v) ? BigInt(v) : null;
+}
+// The source each mapper's fast path last named (a mapper without one has
+// none yet).
+const lastSource = Symbol("mirrorpid: the fast path's last source");
+// The outcomes of `n` batches at byte `at` of `view` (a DataView), 32
+// bytes each as the rewrite noted them (src/batch/changes.rs, `Noted`):
+// the batch's offset (a little-endian u32), the salt, the flags (1: the
+// salt is the batch's; 2: transactional; 4 and 8: the marker), then the
+// base offset, the original and the mapped producer ID, big-endian.
+function outcomes(view, at, n) {
+  const batches = new Array(n);
+  for (let i = 0, b = at; i < n; i++, b += 32) {
+    const flags = view.getUint8(b + 5);
+    batches[i] = {
+      offset: view.getUint32(b, true),
+      baseOffset: view.getBigInt64(b + 8),
+      originalPid: view.getBigInt64(b + 16),
+      mappedPid: view.getBigInt64(b + 24),
+      salt: flags & 1 ? view.getUint8(b + 4) : null,
+      transactional: (flags & 2) !== 0,
+      control: control[(flags >> 2) & 3],
+    };
+  }
+  return batches;
+}
+// A RewriteResult of `n` batches whose outcomes are noted at address `at`.
+function result(bytes, consumed, records, snapshotRequired, at, n) {
+  if (records === undefined) records = [];
+  if (n <= EAGER) {
+    // A few batches (a fetch of one batch per partition is common): built
+    // now, straight from WASM memory, cheaper than the copy and the lazy
+    // property below.
+    return { bytes, consumed, records, snapshotRequired, batches: outcomes(data, at, n) };
+  }
+  // The batch outcomes are built when first read: a caller that only
+  // forwards the bytes and records pays for the copies, not 1000 objects.
+  const noted = new DataView(memory.buffer.slice(at, at + 32 * n));
+  const settle = (result, batches) => {
+    Object.defineProperty(result, "batches", { value: batches, writable: true, enumerable: true, configurable: true });
+    return batches;
+  };
+  return {
+    bytes, consumed, records, snapshotRequired,
+    get batches() { return settle(this, outcomes(noted, 0, n)); },
+    set batches(value) { settle(this, value); },
+  };
+}
+return {
+  int64(v) {
+    const n = plainInt64(v);
+    if (n === null) throw 0; // not a plain 64-bit integer: the caller says why
+    return n;
+  },
+  same(a, b) {
+    return a === b;
+  },
+  plainView(a) {
+    const length = lengthOf.call(a); // throws unless a typed array
+    return length === 0 ? null : new Uint8Array(bufferOf.call(a), offsetOf.call(a), length);
+  },
+  copyIn(view, to) {
+    views();
+    u8.set(view, to);
+  },
+  mapResult(mapped, salt, collision, record, snapshotRequired) {
+    return { mapped, salt: salt < 0 ? null : salt, collision, record, snapshotRequired };
+  },
+  rewriteResult(from, length, consumed, records, snapshotRequired, noted, n) {
+    views();
+    return result(u8.slice(from, from + length), consumed, records, snapshotRequired, noted, n);
+  },
+  rewriteResultInPlace(bytes, view, from, length, consumed, records, snapshotRequired, noted, n) {
+    views();
+    if (length > 0) view.set(u8.subarray(from, from + length));
+    return result(bytes, consumed, records, snapshotRequired, noted, n);
+  },
+  // rewriteBatchesInPlace's fast path (src/js/fast.rs): the common call (a
+  // string source, a plain 64-bit time, no options, a Uint8Array of fewer
+  // than HEADERS_FROM bytes) copied into the room, rewritten by
+  // calls that take numbers, its changed bytes written back; `checked`
+  // (the checked path, which also words every error) takes any other.
+  inPlace(mapper, checked, source, bytes, nowMs, options) {
+    const length = tagOf.call(bytes) === "Uint8Array" ? lengthOf.call(bytes) : 0;
+    const now = plainInt64(nowMs);
+    if (length === 0 || length >= HEADERS_FROM || now === null || options != null || typeof source !== "string") {
+      return checked.call(mapper, source, bytes, nowMs, options);
+    }
+    if (mapper[lastSource] !== source) {
+      mapper.__fastSource(source);
+      mapper[lastSource] = source;
+    }
+    if (length > roomSize) {
+      room = makeRoom(length);
+      roomSize = length;
+    }
+    const from = room;
+    views();
+    setBytes.call(u8, bytes, from);
+    const info = mapper.__fastRewrite(now, length) >>> 2; // a freed mapper throws here
+    views(); // memory may have grown
+    const consumed = i32[info] >>> 0, snapshotRequired = i32[info + 1] !== 0;
+    const n = i32[info + 2] >>> 0, noted = i32[info + 3] >>> 0;
+    const records = i32[info + 4] === 0 ? undefined : mapper.__fastRecords();
+    if (n > EAGER) {
+      setBytes.call(bytes, u8.subarray(from, from + consumed));
+    } else {
+      // A rewrite changes a batch's CRC and producer ID, nothing else.
+      for (let i = 0; i < n; i++) {
+        const at = i32[(noted >> 2) + 8 * i] >>> 0;
+        for (let k = at + 17; k < at + 21; k++) bytes[k] = u8[from + k];
+        for (let k = at + 43; k < at + 51; k++) bytes[k] = u8[from + k];
+      }
+    }
+    return result(bytes, consumed, records, snapshotRequired, noted, n);
+  },
+};

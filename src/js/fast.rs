@@ -1,0 +1,108 @@
+//! The Rust half of `rewriteBatchesInPlace`'s fast path (`fast.js`, the
+//! JS half, is added to the generated glue by `scripts/finish-glue.py`).
+//!
+//! A call from JS into WebAssembly is cheap when its arguments are
+//! numbers; every JS value passed, and every call back into JS for a
+//! check, a view or a result, costs as much as a small rewrite. So the
+//! common call (a string source, a safe 64-bit time, no options, a plain
+//! `Uint8Array` below [`super::HEADERS_FROM`] bytes) is recognised in JS,
+//! which copies the bytes into the buffer kept here, makes one call of
+//! numbers to rewrite them, writes the changed bytes back and builds the
+//! result with the same builders as the checked path. Every other call,
+//! and every error's wording, is the checked path's
+//! ([`PidMapper::rewrite_batches_in_place`]).
+
+use std::cell::RefCell;
+
+use wasm_bindgen::prelude::*;
+
+use super::convert::{js_err, records_to_js};
+use super::PidMapper;
+use crate::error::Error;
+use crate::mapper::KnownSource;
+use crate::rewrite::RewriteOptions;
+
+thread_local! {
+    /// The room every mapper's fast rewrites copy the caller's bytes into,
+    /// rewritten there: one for the instance, at an address only
+    /// [`PidMapper::fast_room`] changes, so JS keeps the address between
+    /// calls and never writes into a freed mapper's memory.
+    static ROOM: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
+}
+
+/// What a mapper's fast path keeps between calls.
+#[derive(Debug, Default)]
+pub(super) struct Fast {
+    /// The source `fast.js` last named ([`PidMapper::fast_source`]).
+    source: KnownSource,
+}
+
+#[wasm_bindgen(js_class = PidMapper)]
+impl PidMapper {
+    /// The size from which the checked path rewrites through the batches'
+    /// headers, for the builders the glue makes.
+    #[wasm_bindgen(js_name = __headersFrom, skip_typescript)]
+    pub fn headers_from() -> u32 {
+        super::HEADERS_FROM as u32
+    }
+
+    /// Names the source of the fast path's next rewrites; checked by each
+    /// rewrite, as the checked path checks it.
+    #[wasm_bindgen(js_name = __fastSource, skip_typescript)]
+    pub fn fast_source(&mut self, source_cluster_id: &str) {
+        self.fast.source.set(source_cluster_id);
+    }
+
+    /// The address of room for `len` bytes to rewrite, made if needed (an
+    /// `OutOfMemory` error if there is none); it stays valid until the
+    /// next call of this function that makes more.
+    #[wasm_bindgen(js_name = __fastRoom, skip_typescript)]
+    pub fn fast_room(len: u32) -> Result<u32, JsError> {
+        ROOM.with_borrow_mut(|room| {
+            let len = len as usize;
+            if room.len() < len {
+                room.try_reserve(len - room.len()).map_err(|_| {
+                    js_err(Error::OutOfMemory {
+                        what: "a copy of the bytes",
+                    })
+                })?;
+                room.resize(len, 0);
+            }
+            Ok(room.as_ptr() as u32)
+        })
+    }
+
+    /// Rewrites the first `len` bytes of the room ([`PidMapper::fast_room`])
+    /// at `now_ms`, from the source last named, with every batch's
+    /// outcome; returns the address of the result's numbers (`Done`).
+    /// An error changes nothing.
+    #[wasm_bindgen(js_name = __fastRewrite, skip_typescript)]
+    pub fn fast_rewrite(&mut self, now_ms: i64, len: u32) -> Result<u32, JsError> {
+        ROOM.with_borrow_mut(|room| {
+            let Some(buf) = room.get_mut(..len as usize) else {
+                return Err(js_err(Error::invalid(
+                    "no room was made for these bytes".to_owned(),
+                )));
+            };
+            let options = RewriteOptions {
+                outcomes: true,
+                ..RewriteOptions::default()
+            };
+            let rewrite = self
+                .inner
+                .begin(now_ms)
+                .rewrite(&self.fast.source, buf, options)
+                .map_err(js_err)?;
+            self.done.keep(rewrite);
+            Ok(self.done.info_address())
+        })
+    }
+
+    /// The last fast rewrite's records (`{key, value}` each), taken.
+    #[wasm_bindgen(js_name = __fastRecords, skip_typescript)]
+    pub fn fast_records(&mut self) -> Result<JsValue, JsError> {
+        let records = records_to_js(&self.done.records)?;
+        self.done.records.clear();
+        Ok(records.into())
+    }
+}
