@@ -2,7 +2,7 @@
 // process on the same work: a fetch of 1000 bound producers' batches
 // (rewriteBatches vs mp_rewrite), map() of a bound identity, and one batch
 // of 256 B to 1 MiB (rewriteBatches, rewriteBatchesInPlace, mp_rewrite with
-// the host's copy in). Medians of 41 rounds after a warm-up; each round
+// the host's copy in). Medians of 101 rounds after a warm-up; each round
 // times a loop, not one call.
 //
 //   scripts/build.sh && node benches/node.mjs [--json FILE]   (scripts/bench.sh runs it)
@@ -53,7 +53,7 @@ function median(xs) {
 function measureAll(works) {
   for (const [work, , loops] of works) for (let i = 0; i < loops; i++) work();
   const rounds = works.map(() => []);
-  for (let r = 0; r < 41; r++) {
+  for (let r = 0; r < 101; r++) {
     works.forEach(([work, units, loops], k) => {
       const t0 = process.hrtime.bigint();
       for (let i = 0; i < loops; i++) work();
