@@ -154,35 +154,29 @@ impl Counter {
         })
     }
 
-    /// The fuel one call of `mp_rewrite_headers_from` on `fetch`'s gathered
-    /// headers uses (after a first call, so that any one-time growth is
-    /// not counted).
-    fn headers(&mut self, fetch: &[u8]) -> Result<u64, CountError> {
-        let mut slots = Vec::new();
-        let offsets = mirrorpid::batch::gather(fetch, usize::MAX, &mut slots);
-        let (ptr, _) = self.m.put(&slots)?;
-        let fetch_len = fetch.len() as i32;
-        let count = offsets.len() as i32;
+    /// The fuel the second of two calls of `name` uses, each on `input`
+    /// written at `ptr` first (nothing when 0) and a millisecond after the
+    /// call before, with the arguments `args` makes of that time: the first
+    /// call takes any one-time growth, which is not counted.
+    fn second_call(
+        &mut self,
+        name: &str,
+        ptr: i32,
+        input: &[u8],
+        args: impl Fn(i64) -> (i32, i32, i32, i32, i32, i64, i32),
+    ) -> Result<u64, CountError> {
         let f = self
             .m
-            .typed_func::<(i32, i32, i32, i32, i32, i64, i32), i32>("mp_rewrite_headers_from")
+            .typed_func::<(i32, i32, i32, i32, i32, i64, i32), i32>(name)
             .map_err(CountError::Load)?;
         let mut used = 0;
         for _ in 0..2 {
             if ptr != 0 {
-                self.m.write(ptr, &slots).map_err(CountError::Load)?;
+                self.m.write(ptr, input).map_err(CountError::Load)?;
             }
             self.now_ms += 1;
-            let args = (
-                self.handle,
-                self.token,
-                ptr,
-                count,
-                fetch_len,
-                self.now_ms,
-                0i32,
-            );
-            let (status, fuel) = self.m.fuel_of(|m| m.call_typed(&f, args));
+            let call = args(self.now_ms);
+            let (status, fuel) = self.m.fuel_of(|m| m.call_typed(&f, call));
             let status = status.map_err(CountError::Load)?;
             if status < 0 {
                 return Err(CountError::Call(AbiError {
@@ -192,6 +186,20 @@ impl Counter {
             }
             used = fuel;
         }
+        Ok(used)
+    }
+
+    /// The fuel one call of `mp_rewrite_headers_from` on `fetch`'s gathered
+    /// headers uses.
+    fn headers(&mut self, fetch: &[u8]) -> Result<u64, CountError> {
+        let mut slots = Vec::new();
+        let offsets = mirrorpid::batch::gather(fetch, usize::MAX, &mut slots);
+        let (ptr, _) = self.m.put(&slots)?;
+        let (fetch_len, count) = (fetch.len() as i32, offsets.len() as i32);
+        let (handle, token) = (self.handle, self.token);
+        let used = self.second_call("mp_rewrite_headers_from", ptr, &slots, |now| {
+            (handle, token, ptr, count, fetch_len, now, 0)
+        })?;
         if ptr != 0 {
             self.m.free(ptr)?;
         }
@@ -201,32 +209,10 @@ impl Counter {
     /// The fuel of `mp_rewrite` on `fetch` copied into linear memory.
     fn bytes(&mut self, fetch: &[u8]) -> Result<u64, CountError> {
         let (ptr, len) = self.m.put(fetch)?;
-        let f = self
-            .m
-            .typed_func::<(i32, i32, i32, i32, i32, i64, i32), i32>("mp_rewrite")
-            .map_err(CountError::Load)?;
-        let mut used = 0;
-        for _ in 0..2 {
-            self.m.write(ptr, fetch).map_err(CountError::Load)?;
-            self.now_ms += 1;
-            let args = (
-                self.handle,
-                self.source.0,
-                self.source.1,
-                ptr,
-                len,
-                self.now_ms,
-                0,
-            );
-            let (status, fuel) = self.m.fuel_of(|m| m.call_typed(&f, args));
-            if status.map_err(CountError::Load)? < 0 {
-                return Err(CountError::Call(AbiError {
-                    code: 0,
-                    message: self.m.last_error(),
-                }));
-            }
-            used = fuel;
-        }
+        let (handle, (source, source_len)) = (self.handle, self.source);
+        let used = self.second_call("mp_rewrite", ptr, fetch, |now| {
+            (handle, source, source_len, ptr, len, now, 0)
+        })?;
         self.m.free(ptr)?;
         Ok(used)
     }

@@ -137,12 +137,13 @@ return {
     const consumed = i32[info] >>> 0, snapshotRequired = i32[info + 1] !== 0;
     const n = i32[info + 2] >>> 0, noted = i32[info + 3] >>> 0;
     const records = i32[info + 4] === 0 ? undefined : mapper.__fastRecords();
+    views(); // and again while the records were made
     if (n > EAGER) {
       setBytes.call(bytes, u8.subarray(from, from + consumed));
     } else {
       // A rewrite changes a batch's CRC and producer ID, nothing else.
       for (let i = 0; i < n; i++) {
-        const at = i32[(noted >> 2) + 8 * i] >>> 0;
+        const at = i32[(noted >>> 2) + 8 * i] >>> 0;
         for (let k = at + 17; k < at + 21; k++) bytes[k] = u8[from + k];
         for (let k = at + 43; k < at + 51; k++) bytes[k] = u8[from + k];
       }

@@ -19,7 +19,6 @@ use wasm_bindgen::prelude::*;
 use super::convert::{js_err, records_to_js};
 use super::PidMapper;
 use crate::error::Error;
-use crate::mapper::KnownSource;
 use crate::rewrite::RewriteOptions;
 
 thread_local! {
@@ -28,13 +27,6 @@ thread_local! {
     /// [`PidMapper::fast_room`] changes, so JS keeps the address between
     /// calls and never writes into a freed mapper's memory.
     static ROOM: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
-}
-
-/// What a mapper's fast path keeps between calls.
-#[derive(Debug, Default)]
-pub(super) struct Fast {
-    /// The source `fast.js` last named ([`PidMapper::fast_source`]).
-    source: KnownSource,
 }
 
 #[wasm_bindgen(js_class = PidMapper)]
@@ -50,7 +42,7 @@ impl PidMapper {
     /// rewrite, as the checked path checks it.
     #[wasm_bindgen(js_name = __fastSource, skip_typescript)]
     pub fn fast_source(&mut self, source_cluster_id: &str) {
-        self.fast.source.set(source_cluster_id);
+        self.fast_source.set(source_cluster_id);
     }
 
     /// The address of room for `len` bytes to rewrite, made if needed (an
@@ -91,7 +83,7 @@ impl PidMapper {
             let rewrite = self
                 .inner
                 .begin(now_ms)
-                .rewrite(&self.fast.source, buf, options)
+                .rewrite(&self.fast_source, buf, options)
                 .map_err(js_err)?;
             self.done.keep(rewrite);
             Ok(self.done.info_address())

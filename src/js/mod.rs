@@ -34,7 +34,7 @@ use js_sys::{Array, Object, Uint8Array};
 use wasm_bindgen::prelude::*;
 
 use crate::batch::{changed_slots, gather_with, HeaderView, CRC_OFFSET, PRODUCER_ID_OFFSET};
-use crate::mapper::{LoadOutcome, Mapper};
+use crate::mapper::{KnownSource, LoadOutcome, Mapper};
 use crate::record::StateRecord;
 use crate::rewrite::RewriteOptions;
 use args::{bytes_arg, int64, record_arg, text, MapperOptions, RewriteOpts};
@@ -61,8 +61,9 @@ pub struct PidMapper {
     offsets: Vec<usize>,
     /// The last source cluster ID of `map` and the rewrites, and its text.
     source: args::LastSource,
-    /// What `rewriteBatchesInPlace`'s fast path keeps.
-    fast: fast::Fast,
+    /// The source `rewriteBatchesInPlace`'s fast path last named
+    /// (`fast.rs`).
+    fast_source: KnownSource,
 }
 
 /// From this many bytes, both rewrites copy only each batch's header
@@ -156,7 +157,7 @@ impl PidMapper {
             slots: Vec::new(),
             offsets: Vec::new(),
             source: args::LastSource::default(),
-            fast: fast::Fast::default(),
+            fast_source: KnownSource::new(),
         }
     }
 }

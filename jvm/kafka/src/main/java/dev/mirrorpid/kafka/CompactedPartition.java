@@ -56,17 +56,38 @@ final class CompactedPartition {
     /** Every record from {@code from} to the log end, in log order. */
     List<Entry> read(long from) {
         List<Entry> out = new ArrayList<>();
+        forEachBatch(log, from, (batch, offset) -> {
+            for (Record r : batch) {
+                if (r.offset() >= offset) {
+                    out.add(new Entry(bytes(r.key()), r.hasValue() ? bytes(r.value()) : null));
+                }
+            }
+        });
+        return out;
+    }
+
+    /** What {@link #forEachBatch} hands each batch to. */
+    @FunctionalInterface
+    interface BatchVisitor {
+        /**
+         * Sees {@code batch}, read from offset {@code from}: a read returns whole batches, so
+         * the first may begin before it.
+         */
+        void visit(RecordBatch batch, long from);
+    }
+
+    /**
+     * Hands every batch of {@code log} from offset {@code from} (or its start, if later) to its
+     * end to {@code visitor}, in log order, reading a megabyte at a time.
+     */
+    static void forEachBatch(UnifiedLog log, long from, BatchVisitor visitor) {
         long offset = Math.max(from, log.logStartOffset());
         try {
             while (offset < log.logEndOffset()) {
                 FetchDataInfo info = log.read(offset, 1 << 20, FetchIsolation.LOG_END, true);
                 long next = offset;
                 for (RecordBatch batch : info.records.batches()) {
-                    for (Record r : batch) {
-                        if (r.offset() >= offset) {
-                            out.add(new Entry(bytes(r.key()), r.hasValue() ? bytes(r.value()) : null));
-                        }
-                    }
+                    visitor.visit(batch, offset);
                     next = batch.nextOffset();
                 }
                 if (next == offset) {
@@ -77,7 +98,6 @@ final class CompactedPartition {
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
-        return out;
     }
 
     private static byte[] bytes(ByteBuffer b) {

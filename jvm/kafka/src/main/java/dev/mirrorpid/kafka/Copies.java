@@ -1,8 +1,6 @@
 package dev.mirrorpid.kafka;
 
 import dev.mirrorpid.kafka.PathCheckpoint.Position;
-import java.io.IOException;
-import java.io.UncheckedIOException;
 import java.time.Duration;
 import java.util.BitSet;
 import java.util.Collection;
@@ -14,9 +12,7 @@ import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
 import org.apache.kafka.common.record.internal.RecordBatch;
-import org.apache.kafka.server.storage.log.FetchIsolation;
 import org.apache.kafka.storage.internals.log.BatchMetadata;
-import org.apache.kafka.storage.internals.log.FetchDataInfo;
 import org.apache.kafka.storage.internals.log.ProducerStateEntry;
 import org.apache.kafka.storage.internals.log.UnifiedLog;
 
@@ -106,34 +102,20 @@ public final class Copies {
 
     /** Where each producer stands in {@code log} from offset {@code from} to its end. */
     private void readTail(UnifiedLog log, long from) {
-        long offset = Math.max(from, log.logStartOffset());
-        try {
-            while (offset < log.logEndOffset()) {
-                FetchDataInfo info = log.read(offset, 1 << 20, FetchIsolation.LOG_END, true);
-                long next = offset;
-                for (RecordBatch batch : info.records.batches()) {
-                    next = batch.nextOffset();
-                    long pid = batch.producerId();
-                    if (batch.lastOffset() < offset || pid < 0) {
-                        continue;
-                    }
-                    short epoch = batch.producerEpoch();
-                    if (batch.isControlBatch()) {
-                        Position before = tail.get(pid);
-                        int sequence = before != null && before.epoch() == epoch ? before.lastSequence() : -1;
-                        tail.put(pid, new Position(epoch, sequence, true, 0));
-                    } else if (batch.baseSequence() >= 0) {
-                        tail.put(pid, new Position(epoch, batch.lastSequence(), false, 0));
-                    }
-                }
-                if (next == offset) {
-                    break;
-                }
-                offset = next;
+        CompactedPartition.forEachBatch(log, from, (batch, offset) -> {
+            long pid = batch.producerId();
+            if (batch.lastOffset() < offset || pid < 0) {
+                return;
             }
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
+            short epoch = batch.producerEpoch();
+            if (batch.isControlBatch()) {
+                Position before = tail.get(pid);
+                int sequence = before != null && before.epoch() == epoch ? before.lastSequence() : -1;
+                tail.put(pid, new Position(epoch, sequence, true, 0));
+            } else if (batch.baseSequence() >= 0) {
+                tail.put(pid, new Position(epoch, batch.lastSequence(), false, 0));
+            }
+        });
     }
 
     /** Where {@code path} stands, by PID (read-only; empty for a path that carried nothing). */
