@@ -1,5 +1,5 @@
-// ESLint for the playground (www/), its tests (tests/e2e/) and the Node
-// benchmark (benches/node.mjs): the
+// ESLint for the playground (www/), its tests (tests/e2e/), the Node
+// benchmark (benches/node.mjs) and the JS API's own JavaScript (src/js/): the
 // recommended rules, with browser globals for the page and Node's for the
 // tests. The packages are installed (pinned) in tests/e2e; scripts/test.sh
 // runs `npm run lint` there.
@@ -15,6 +15,19 @@ export default [
     files: ["www/**/*.js"],
     ...js.configs.recommended,
     languageOptions: { ecmaVersion: 2024, sourceType: "module", globals: globals.browser },
+  },
+  {
+    // A function body: src/js/build.rs makes it a function with `new Function`, and
+    // scripts/finish-glue.py puts it in one in wasm-bindgen's glue.
+    files: ["src/js/builders.js"],
+    ...js.configs.recommended,
+    languageOptions: { ecmaVersion: 2024, sourceType: "commonjs" },
+  },
+  {
+    // Appended to wasm-bindgen's glue (scripts/finish-glue.py), whose PidMapper and wasm it uses.
+    files: ["src/js/fast.js"],
+    ...js.configs.recommended,
+    languageOptions: { ecmaVersion: 2024, sourceType: "script", globals: { PidMapper: "readonly", wasm: "readonly" } },
   },
   {
     files: ["tests/e2e/**/*.mjs", "benches/**/*.mjs", "eslint.config.mjs"],

@@ -96,12 +96,24 @@ x.mp_confirm(h);
 // the host's block: each call first puts the original bytes back.
 const own = new Uint8Array(fetch.length);
 
-const [jsRewrite, jsInPlace, jsRewriteRead, abiRewrite, jsMap, jsMapBig] = measureAll([
+// A host that forwards the bytes and records asks for no outcomes.
+const BARE = { outcomes: false };
+const bare = new Uint8Array(fetch.length);
+
+const [jsRewrite, jsInPlace, jsBare, jsRewriteRead, abiRewrite, jsMap, jsMapBig] = measureAll([
   [() => mapper.rewriteBatches("A", fetch, 1n, null), BATCHES, 20],
   [
     () => {
       own.set(fetch);
       mapper.rewriteBatchesInPlace("A", own, 1n, null);
+    },
+    BATCHES,
+    20,
+  ],
+  [
+    () => {
+      bare.set(fetch);
+      mapper.rewriteBatchesInPlace("A", bare, 1n, BARE);
     },
     BATCHES,
     20,
@@ -139,6 +151,7 @@ const [jsRewrite, jsInPlace, jsRewriteRead, abiRewrite, jsMap, jsMapBig] = measu
 
 results["rewriteBatches 1000"] = jsRewrite;
 results["rewriteBatchesInPlace 1000"] = jsInPlace;
+results["rewriteBatchesInPlace bare 1000"] = jsBare;
 results["mp_rewrite 1000"] = abiRewrite;
 results["map"] = jsMap;
 const row = (what, ns) => `| ${what} | ${ns.toFixed(1)} ns |`;
@@ -146,12 +159,14 @@ console.log("| work (Node " + process.version + ") | cost |");
 console.log("|---|---:|");
 console.log(row("rewriteBatches, per batch of a 1000-batch fetch", jsRewrite));
 console.log(row("rewriteBatchesInPlace (the original put back first), per batch", jsInPlace));
+console.log(row("rewriteBatchesInPlace, { outcomes: false }, per batch", jsBare));
 console.log(row("rewriteBatches, reading every batch outcome, per batch", jsRewriteRead));
 console.log(row("mp_rewrite (same module family, C ABI), per batch", abiRewrite));
 console.log(row("map() of a bound identity, per call (number arguments)", jsMap));
 console.log(row("map() of a bound identity, per call (BigInt arguments)", jsMapBig));
 console.log(`\nrewriteBatches / mp_rewrite: ${(jsRewrite / abiRewrite).toFixed(1)}x`);
 console.log(`rewriteBatchesInPlace / mp_rewrite: ${(jsInPlace / abiRewrite).toFixed(1)}x`);
+console.log(`rewriteBatchesInPlace, no outcomes / mp_rewrite: ${(jsBare / abiRewrite).toFixed(1)}x`);
 console.log(`reading every outcome / mp_rewrite: ${(jsRewriteRead / abiRewrite).toFixed(1)}x`);
 
 // One batch of each size, bound: what a call costs as the records grow.
@@ -162,9 +177,9 @@ console.log(`reading every outcome / mp_rewrite: ${(jsRewriteRead / abiRewrite).
 // rewriteBatches' contract does: allocating one of the batch's size (in
 // V8, above 64 bytes a typed array's memory lies outside the heap).
 console.log(
-  "\n| one batch of | rewriteBatches | rewriteBatchesInPlace | mp_rewrite (host copies it in) | new Uint8Array(size) |",
+  "\n| one batch of | rewriteBatches | rewriteBatchesInPlace | the same, no outcomes | mp_rewrite (host copies it in) | new Uint8Array(size) |",
 );
-console.log("|---:|---:|---:|---:|---:|");
+console.log("|---:|---:|---:|---:|---:|---:|");
 for (const [name, size, key] of [
   ["256 B", 256, "256B"],
   ["1 KiB", 1 << 10, "1KiB"],
@@ -189,13 +204,22 @@ for (const [name, size, key] of [
   x.mp_confirm(h);
   const loops = size >= 1 << 20 ? 20 : 200;
   let fresh = null;
-  const [copying, inPlace, abi, alloc] = measureAll([
+  const [copying, inPlace, inPlaceBare, abi, alloc] = measureAll([
     [() => m1.rewriteBatches("A", one, 1n, null), 1, loops],
     [
       () => {
         mine.set(crc, 17);
         mine.set(pid, 43);
         m1.rewriteBatchesInPlace("A", mine, 1n, null);
+      },
+      1,
+      loops,
+    ],
+    [
+      () => {
+        mine.set(crc, 17);
+        mine.set(pid, 43);
+        m1.rewriteBatchesInPlace("A", mine, 1n, BARE);
       },
       1,
       loops,
@@ -218,9 +242,10 @@ for (const [name, size, key] of [
   ]);
   results[`rewriteBatches ${key}`] = copying;
   results[`rewriteBatchesInPlace ${key}`] = inPlace;
+  results[`rewriteBatchesInPlace bare ${key}`] = inPlaceBare;
   results[`mp_rewrite ${key}`] = abi;
   const us = (ns) => `${(ns / 1000).toFixed(2)} µs`;
-  console.log(`| ${name} | ${us(copying)} | ${us(inPlace)} | ${us(abi)} | ${us(alloc)} |`);
+  console.log(`| ${name} | ${us(copying)} | ${us(inPlace)} | ${us(inPlaceBare)} | ${us(abi)} | ${us(alloc)} |`);
   if (fresh.length !== size) throw new Error("the allocation was optimised away");
   x.mp_free(b1);
   m1.free();

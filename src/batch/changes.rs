@@ -61,9 +61,9 @@ pub(crate) struct Noted {
     pub(crate) mapped_pid: [u8; 8],
 }
 
-// The layout the JS API reads.
+// The layouts the JS API reads.
 #[cfg(target_arch = "wasm32")]
-const _: () = assert!(std::mem::size_of::<Noted>() == 32);
+const _: () = assert!(std::mem::size_of::<Noted>() == 32 && std::mem::size_of::<PidWrite>() == 20);
 
 impl Noted {
     /// The producer ID is not negative, so the binding's salt is the
@@ -152,7 +152,10 @@ pub(crate) fn crc_word(change: u32) -> u32 {
 
 /// One batch's producer ID write, decided but not yet made: a rewrite
 /// notes these while it checks a fetch and writes them only once all of
-/// it has passed.
+/// it has passed. Its layout is fixed (`repr(C)`, 20 bytes): the JS API
+/// reads each write's offset, its second word, from the module's memory
+/// (`src/js/builders.js`, `inPlace`).
+#[repr(C)]
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct PidWrite {
     /// The batch's entry number (its slot in a [`HeaderView`]).

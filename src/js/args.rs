@@ -420,16 +420,33 @@ fn durability<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Durabilit
         .map_err(|e| serde::de::Error::custom(format!("durability: {e}")))
 }
 
-/// `rewriteBatches`'s options.
-#[derive(Deserialize, Default)]
+/// Both rewrites' options.
+#[derive(Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub(super) struct RewriteOpts {
     #[serde(default)]
     pub(super) strict_crc: bool,
     #[serde(default)]
     pub(super) complete: bool,
+    /// Whether the result describes every batch (the default).
+    #[serde(default = "yes")]
+    pub(super) outcomes: bool,
+}
+
+fn yes() -> bool {
+    true
+}
+
+impl Default for RewriteOpts {
+    fn default() -> RewriteOpts {
+        RewriteOpts {
+            strict_crc: false,
+            complete: false,
+            outcomes: true,
+        }
+    }
 }
 
 impl JsOptions for RewriteOpts {
-    const KEYS: &'static [&'static str] = &["strictCrc", "complete"];
+    const KEYS: &'static [&'static str] = &["strictCrc", "complete", "outcomes"];
 }

@@ -156,9 +156,11 @@ pub fn use_plain_results(plain: bool) {
 #[derive(Debug, Default)]
 pub(super) struct Done {
     /// Bytes consumed, whether a snapshot is required (1) or not (0), the
-    /// number of batches, the address of their noted outcomes and the
-    /// number of records: the fast path reads these from memory.
-    info: [u32; 5],
+    /// number of batches, the address of their noted outcomes, the number
+    /// of records, and the address and number of the batches' writes
+    /// (`PidWrite`, one a changed batch): the fast path reads these from
+    /// memory.
+    info: [u32; 7],
     /// The records, until JS takes them.
     pub(super) records: Vec<StateRecord>,
     /// The outcomes decoded, only where there are no builders to read the
@@ -175,12 +177,15 @@ impl Done {
         if with(|_| ()).is_none() {
             self.batches.extend(noted.iter().map(Noted::outcome));
         }
+        let writes = rewrite.writes();
         self.info = [
             rewrite.consumed() as u32,
             u32::from(rewrite.snapshot_required()),
             noted.len() as u32,
             noted.as_ptr() as u32,
             0,
+            writes.as_ptr() as u32,
+            writes.len() as u32,
         ];
         self.records = rewrite.finish_records();
         self.info[4] = self.records.len() as u32;

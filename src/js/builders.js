@@ -7,12 +7,15 @@ const HEADERS_FROM = arguments[1];
 // making room for a number of bytes and returning its address, which is
 // kept while it is large enough (given only to the glue's builders).
 const makeRoom = arguments[2];
-let room = 0, roomSize = 0;
+let room = 0,
+  roomSize = 0;
 const control = [null, "abort", "commit", "other"];
 const EAGER = 8;
 // Views of all of WASM memory, made again when a grow detaches the buffer
 // (a detached buffer's views have length 0): no view is made per call.
-let u8 = new Uint8Array(0), i32 = new Int32Array(0), data = new DataView(new ArrayBuffer(0));
+let u8 = new Uint8Array(0),
+  i32 = new Int32Array(0),
+  data = new DataView(new ArrayBuffer(0));
 function views() {
   if (u8.length === 0) {
     u8 = new Uint8Array(memory.buffer);
@@ -23,7 +26,9 @@ function views() {
 // The intrinsic getters of a typed array (a subclass's own never run).
 const typed = Object.getPrototypeOf(Uint8Array.prototype);
 const getter = (name) => Object.getOwnPropertyDescriptor(typed, name).get;
-const bufferOf = getter("buffer"), offsetOf = getter("byteOffset"), lengthOf = getter("byteLength");
+const bufferOf = getter("buffer"),
+  offsetOf = getter("byteOffset"),
+  lengthOf = getter("byteLength");
 // The element type's name ("Uint8Array" for one or a subclass's instance,
 // whatever its prototype now says), undefined for anything else; and the
 // intrinsic `set`, which reads a typed-array source by its slots alone.
@@ -38,6 +43,30 @@ function plainInt64(v) {
 // The source each mapper's fast path last named (a mapper without one has
 // none yet).
 const lastSource = Symbol("mirrorpid: the fast path's last source");
+// The rewrite options the fast path reads, and their bits (src/js/fast.rs).
+const OPTION_BITS = Object.assign(Object.create(null), { strictCrc: 1, complete: 2, outcomes: 4 });
+const OUTCOMES = 4;
+// The bits of `options` when the fast path can read them as the checked
+// path would: null or undefined (the defaults), or an object whose
+// prototype is Object.prototype with no keys but the options', each a
+// boolean; -1 for anything else, which the checked path reads and words
+// the error of (a proxy or getter that throws included).
+function fastFlags(options) {
+  if (options == null) return OUTCOMES;
+  try {
+    if (typeof options !== "object" || Object.getPrototypeOf(options) !== Object.prototype) return -1;
+    let flags = OUTCOMES;
+    for (const key of Object.keys(options)) {
+      const bit = OPTION_BITS[key];
+      const value = options[key];
+      if (bit === undefined || typeof value !== "boolean") return -1;
+      flags = value ? flags | bit : flags & ~bit;
+    }
+    return flags;
+  } catch {
+    return -1;
+  }
+}
 // The outcomes of `n` batches at byte `at` of `view` (a DataView), 32
 // bytes each as the rewrite noted them (src/batch/changes.rs, `Noted`):
 // the batch's offset (a little-endian u32), the salt, the flags (1: the
@@ -76,9 +105,16 @@ function result(bytes, consumed, records, snapshotRequired, at, n) {
     return batches;
   };
   return {
-    bytes, consumed, records, snapshotRequired,
-    get batches() { return settle(this, outcomes(noted, 0, n)); },
-    set batches(value) { settle(this, value); },
+    bytes,
+    consumed,
+    records,
+    snapshotRequired,
+    get batches() {
+      return settle(this, outcomes(noted, 0, n));
+    },
+    set batches(value) {
+      settle(this, value);
+    },
   };
 }
 return {
@@ -111,14 +147,16 @@ return {
     return result(bytes, consumed, records, snapshotRequired, noted, n);
   },
   // rewriteBatchesInPlace's fast path (src/js/fast.rs): the common call (a
-  // string source, a plain 64-bit time, no options, a Uint8Array of fewer
-  // than HEADERS_FROM bytes) copied into the room, rewritten by
-  // calls that take numbers, its changed bytes written back; `checked`
-  // (the checked path, which also words every error) takes any other.
+  // string source, a plain 64-bit time, options fastFlags reads, a
+  // Uint8Array of fewer than HEADERS_FROM bytes) copied into the room,
+  // rewritten by calls that take numbers, its changed bytes written back;
+  // `checked` (the checked path, which also words every error) takes any
+  // other.
   inPlace(mapper, checked, source, bytes, nowMs, options) {
     const length = tagOf.call(bytes) === "Uint8Array" ? lengthOf.call(bytes) : 0;
     const now = plainInt64(nowMs);
-    if (length === 0 || length >= HEADERS_FROM || now === null || options != null || typeof source !== "string") {
+    const flags = typeof source === "string" && now !== null ? fastFlags(options) : -1;
+    if (length === 0 || length >= HEADERS_FROM || flags < 0) {
       return checked.call(mapper, source, bytes, nowMs, options);
     }
     if (mapper[lastSource] !== source) {
@@ -132,18 +170,25 @@ return {
     const from = room;
     views();
     setBytes.call(u8, bytes, from);
-    const info = mapper.__fastRewrite(now, length) >>> 2; // a freed mapper throws here
+    const info = mapper.__fastRewrite(now, length, flags) >>> 2; // a freed mapper throws here
     views(); // memory may have grown
-    const consumed = i32[info] >>> 0, snapshotRequired = i32[info + 1] !== 0;
-    const n = i32[info + 2] >>> 0, noted = i32[info + 3] >>> 0;
+    const consumed = i32[info] >>> 0,
+      snapshotRequired = i32[info + 1] !== 0;
+    const n = i32[info + 2] >>> 0,
+      noted = i32[info + 3] >>> 0;
     const records = i32[info + 4] === 0 ? undefined : mapper.__fastRecords();
     views(); // and again while the records were made
-    if (n > EAGER) {
+    // A rewrite changes a batch's CRC and producer ID, nothing else: those
+    // of each changed batch are written back, at its write's offset (a
+    // PidWrite's second word, 20 bytes each), or all the bytes consumed
+    // where the batches are so small that one copy costs less.
+    const writes = i32[info + 5] >>> 0,
+      changed = i32[info + 6] >>> 0;
+    if (changed > 0 && changed * 64 >= consumed) {
       setBytes.call(bytes, u8.subarray(from, from + consumed));
     } else {
-      // A rewrite changes a batch's CRC and producer ID, nothing else.
-      for (let i = 0; i < n; i++) {
-        const at = i32[(noted >>> 2) + 8 * i] >>> 0;
+      for (let i = 0, w = (writes >>> 2) + 1; i < changed; i++, w += 5) {
+        const at = i32[w] >>> 0;
         for (let k = at + 17; k < at + 21; k++) bytes[k] = u8[from + k];
         for (let k = at + 43; k < at + 51; k++) bytes[k] = u8[from + k];
       }

@@ -4,8 +4,9 @@
 //! A call from JS into WebAssembly is cheap when its arguments are
 //! numbers; every JS value passed, and every call back into JS for a
 //! check, a view or a result, costs as much as a small rewrite. So the
-//! common call (a string source, a safe 64-bit time, no options, a plain
-//! `Uint8Array` below [`super::HEADERS_FROM`] bytes) is recognised in JS,
+//! common call (a string source, a safe 64-bit time, no options or plain
+//! boolean ones, a `Uint8Array` below [`super::HEADERS_FROM`] bytes) is
+//! recognised in JS,
 //! which copies the bytes into the buffer kept here, makes one call of
 //! numbers to rewrite them, writes the changed bytes back and builds the
 //! result with the same builders as the checked path. Every other call,
@@ -20,6 +21,12 @@ use super::convert::{js_err, records_to_js};
 use super::PidMapper;
 use crate::error::Error;
 use crate::rewrite::RewriteOptions;
+
+/// The fast path's rewrite options, as bits (`fastFlags` in `builders.js`
+/// sets them from an options object).
+const FLAG_STRICT_CRC: u32 = 1;
+const FLAG_COMPLETE: u32 = 2;
+const FLAG_OUTCOMES: u32 = 4;
 
 thread_local! {
     /// The room every mapper's fast rewrites copy the caller's bytes into,
@@ -65,11 +72,12 @@ impl PidMapper {
     }
 
     /// Rewrites the first `len` bytes of the room ([`PidMapper::fast_room`])
-    /// at `now_ms`, from the source last named, with every batch's
-    /// outcome; returns the address of the result's numbers (`Done`).
-    /// An error changes nothing.
+    /// at `now_ms`, from the source last named, with the options of
+    /// `flags` ([`FLAG_STRICT_CRC`], [`FLAG_COMPLETE`], [`FLAG_OUTCOMES`]);
+    /// returns the address of the result's numbers (`Done`). An error
+    /// changes nothing.
     #[wasm_bindgen(js_name = __fastRewrite, skip_typescript)]
-    pub fn fast_rewrite(&mut self, now_ms: i64, len: u32) -> Result<u32, JsError> {
+    pub fn fast_rewrite(&mut self, now_ms: i64, len: u32, flags: u32) -> Result<u32, JsError> {
         ROOM.with_borrow_mut(|room| {
             let Some(buf) = room.get_mut(..len as usize) else {
                 return Err(js_err(Error::invalid(
@@ -77,8 +85,9 @@ impl PidMapper {
                 )));
             };
             let options = RewriteOptions {
-                outcomes: true,
-                ..RewriteOptions::default()
+                strict_crc: flags & FLAG_STRICT_CRC != 0,
+                complete: flags & FLAG_COMPLETE != 0,
+                outcomes: flags & FLAG_OUTCOMES != 0,
             };
             let rewrite = self
                 .inner

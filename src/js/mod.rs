@@ -89,8 +89,7 @@ fn rewrite_options(options: Option<JsValue>) -> Result<RewriteOptions, JsError> 
     Ok(RewriteOptions {
         strict_crc: o.strict_crc,
         complete: o.complete,
-        // Both rewrites return each batch's outcome.
-        outcomes: true,
+        outcomes: o.outcomes,
     })
 }
 

@@ -24,6 +24,9 @@ export interface RewriteOptions {
   strictCrc?: boolean;
   /** The input ends on a batch boundary (a truncated tail is an error). */
   complete?: boolean;
+  /** `false`: leave `batches` empty. A host that forwards the bytes and records never reads
+   * the outcomes, and each costs a copy; `true` (the default) describes every batch. */
+  outcomes?: boolean;
 }
 /** A __mirror_state record's bytes; value null is a tombstone. */
 export interface RecordBytes {
@@ -56,7 +59,7 @@ export interface RewriteResult {
   consumed: number;
   records: RecordBytes[];
   snapshotRequired: boolean;
-  /** One outcome per batch; built when first read (forwarding bytes and records costs no per-batch object). */
+  /** One outcome per batch (none with `outcomes: false`); built when first read (forwarding bytes and records costs no per-batch object). */
   batches: BatchOutcome[];
 }
 export type LoadResult =

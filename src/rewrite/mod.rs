@@ -114,6 +114,13 @@ impl<'a> Rewrite<'a> {
         }
     }
 
+    /// The writes the rewrite decided, one a changed batch, in fetch order
+    /// (they stay in the mapper until its next call).
+    #[cfg(feature = "js")]
+    pub(crate) fn writes(&self) -> &[crate::batch::PidWrite] {
+        self.call.writes()
+    }
+
     /// [`Rewrite::commit`] for a host that has read the outcomes it needs
     /// ([`Rewrite::noted`], which stay in the mapper until its next call):
     /// returns the records.

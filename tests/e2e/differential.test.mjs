@@ -302,15 +302,16 @@ test("both rewrites of a large fetch, through its headers, answer as the module'
 });
 
 test("rewriteBatchesInPlace's fast path answers as the module's mp_rewrite, and its outcomes as rewriteBatches'", async () => {
-  // The common call (a string source, a plain time, no options, fewer than
+  // The common call (a string source, a plain time, plain options, fewer than
   // 64 KiB) takes the fast path (src/js/fast.rs, src/js/builders.js
   // `inPlace`): the fetch copied into the module's room, rewritten by a
   // call of numbers, its changed bytes written back. Against the module
   // given the same fetch, and rewriteBatches on a mapper of its own (the
   // checked path, which also says the outcomes): the same answers, errors,
   // bytes, records and state, the outcomes both eager (up to eight
-  // batches) and lazy, sources that change and sources the core refuses,
-  // time as a number or a BigInt, and the array untouched by an error.
+  // batches) and lazy (or none, when not asked for), sources that change
+  // and sources the core refuses, time as a number or a BigInt, options,
+  // and the array untouched by an error.
   const m = await module();
   const cfg = Buffer.from(JSON.stringify(CONFIG));
   const [cp, cl] = m.put(cfg);
@@ -321,7 +322,17 @@ test("rewriteBatchesInPlace's fast path answers as the module's mp_rewrite, and 
   const next = rng(0xfa57);
   const pids = [0n, 1n, 5n, 7n, -1n, (1n << 40n) - 1n, 1n << 40n, js.mapPid("A", 3n, 0), js.mapPid("B", 2n, 1)];
   const sources = [...SOURCES, "", "x".repeat(40000)];
-  const counts = { errors: 0, eager: 0, lazy: 0, records: 0 };
+  const counts = { errors: 0, eager: 0, lazy: 0, records: 0, bare: 0 };
+  // The options the fast path reads itself (any other object goes to the
+  // checked path), each as the module's flags say.
+  const OPTIONS = [null, undefined, {}, { outcomes: false }, { complete: true }, { strictCrc: true, outcomes: true }];
+  // Every call the fast path takes reaches the module through __fastRewrite.
+  let fastCalls = 0;
+  const fastRewrite = js.PidMapper.prototype.__fastRewrite;
+  js.PidMapper.prototype.__fastRewrite = function (...args) {
+    fastCalls += 1;
+    return fastRewrite.apply(this, args);
+  };
   for (let i = 0; i < 3000; i++) {
     const parts = [];
     for (let n = next(next(3) === 0 ? 24 : 6); n > 0; n--) {
@@ -335,9 +346,11 @@ test("rewriteBatchesInPlace's fast path answers as the module's mp_rewrite, and 
     const cut = next(5) === 0 ? fetch.slice(0, next(fetch.length + 1)) : fetch;
     const source = next(10) === 0 ? sources[next(sources.length)] : SOURCES[next(SOURCES.length)];
     const now = next(2) === 0 ? 1000 + i : BigInt(1000 + i);
+    const options = OPTIONS[next(OPTIONS.length)];
+    const flags = (options?.strictCrc ? 1 : 0) | (options?.complete ? 2 : 0);
     const [sp, sl] = m.put(Buffer.from(source));
     const [bp, bl] = m.put(cut);
-    const status = m.e.mp_rewrite(h, sp, sl, bp, bl, BigInt(now), 0);
+    const status = m.e.mp_rewrite(h, sp, sl, bp, bl, BigInt(now), flags);
     const say = (call) => {
       try {
         return call();
@@ -345,9 +358,15 @@ test("rewriteBatchesInPlace's fast path answers as the module's mp_rewrite, and 
         return err.message;
       }
     };
-    const a = say(() => checked.rewriteBatches(source, cut, now, null));
+    const a = say(() => checked.rewriteBatches(source, cut, now, options));
     const own = cut.slice();
-    const b = say(() => fast.rewriteBatchesInPlace(source, own, now, null));
+    const before = fastCalls;
+    const b = say(() => fast.rewriteBatchesInPlace(source, own, now, options));
+    assert.equal(fastCalls - before, cut.length > 0 ? 1 : 0, `case ${i}: the fast path took the call`);
+    if (options?.outcomes === false && typeof b === "object") {
+      counts.bare += 1;
+      assert.deepEqual(b.batches, [], "no outcomes asked for");
+    }
     if (status < 0) {
       counts.errors += 1;
       assert.equal(a, m.error(), `case ${i}`);
@@ -386,6 +405,7 @@ test("rewriteBatchesInPlace's fast path answers as the module's mp_rewrite, and 
     assert.equal(fast.pending, m.e.mp_pending(h));
     assert.equal(checked.pending, m.e.mp_pending(h));
   }
+  js.PidMapper.prototype.__fastRewrite = fastRewrite;
   for (const [what, n] of Object.entries(counts)) assert.ok(n > 50, `${what}: ${n}`);
   fast.free();
   checked.free();

@@ -163,6 +163,40 @@ test("rewriteBatchesInPlace's fast path: shared room, a freed mapper, a foreign 
     assert.deepEqual(bytes, fetchOf(4n));
   }
   assert.deepEqual(b.snapshot(), state, "no binding was added");
+  // Options the fast path does not read itself go to the checked path,
+  // which reads them as it always has: its typed errors, the array
+  // untouched; and plain options are honoured by both.
+  const evil = () => {
+    throw new Error("evil");
+  };
+  for (const [options, error] of [
+    [{ outcomes: "no" }, /^InvalidInput: rewriteBatches options: /],
+    [{ outcome: false }, /^InvalidInput: rewriteBatches options: unknown option "outcome"/],
+    [
+      {
+        get outcomes() {
+          return evil();
+        },
+      },
+      /^InvalidInput: rewriteBatches options cannot be read/,
+    ],
+    [new Proxy({}, { getPrototypeOf: evil }), /^InvalidInput: rewriteBatches options/],
+    [[], /^InvalidInput: rewriteBatches options must be a plain object/],
+  ]) {
+    const bytes = fetchOf(4n);
+    assert.throws(
+      () => b.rewriteBatchesInPlace("B", bytes, 1, options),
+      (e) => error.test(e.message),
+      String(error),
+    );
+    assert.deepEqual(bytes, fetchOf(4n));
+  }
+  for (const options of [{ outcomes: false }, Object.assign(Object.create(null), { outcomes: false })]) {
+    const bytes = fetchOf(4n);
+    const out = b.rewriteBatchesInPlace("B", bytes, 1, options);
+    assert.deepEqual(out.batches, []);
+    assert.deepEqual(bytes, seen.get("B/4").bytes);
+  }
   b.free();
 });
 

@@ -36,7 +36,8 @@ const out: RewriteResult = m.rewriteBatches("A", new Uint8Array(), Date.now(), {
 const consumed: number = out.consumed;
 const own = new Uint8Array(0);
 const same: boolean = m.rewriteBatchesInPlace("A", own, 0n, null).bytes === own;
-console.log(same);
+const forwarded: number = m.rewriteBatchesInPlace("A", own, 0n, { outcomes: false }).batches.length;
+console.log(same, forwarded);
 const firstMapped: bigint | undefined = out.batches[0]?.mappedPid;
 const control: "commit" | "abort" | "other" | null | undefined = out.batches[0]?.control;
 const copy = PidMapper.restore(m.snapshot());
