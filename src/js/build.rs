@@ -170,11 +170,13 @@ pub(super) struct Done {
 
 impl Done {
     /// Keeps what `rewrite` leaves for JS, then finishes it (its writes
-    /// made, its changes kept).
-    pub(super) fn keep(&mut self, rewrite: Rewrite<'_>) {
+    /// made, its changes kept); with `decode`, the outcomes decoded too,
+    /// where there are no builders to read the noted ones (the fast path's
+    /// builders are the glue's own, always there).
+    pub(super) fn keep(&mut self, rewrite: Rewrite<'_>, decode: bool) {
         let noted = rewrite.noted();
         self.batches.clear();
-        if with(|_| ()).is_none() {
+        if decode && with(|_| ()).is_none() {
             self.batches.extend(noted.iter().map(Noted::outcome));
         }
         let writes = rewrite.writes();

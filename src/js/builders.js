@@ -156,8 +156,15 @@ return {
     const length = tagOf.call(bytes) === "Uint8Array" ? lengthOf.call(bytes) : 0;
     const now = plainInt64(nowMs);
     const flags = typeof source === "string" && now !== null ? fastFlags(options) : -1;
-    if (length === 0 || length >= HEADERS_FROM || flags < 0) {
+    if (length === 0 || flags < 0) {
       return checked.call(mapper, source, bytes, nowMs, options);
+    }
+    if (length >= HEADERS_FROM) {
+      // The checked path through the batches' headers, given the options as
+      // read here.
+      return options == null
+        ? checked.call(mapper, source, bytes, nowMs, null)
+        : mapper.__rewriteInPlaceFlags(source, bytes, nowMs, flags);
     }
     if (mapper[lastSource] !== source) {
       mapper.__fastSource(source);

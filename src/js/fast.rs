@@ -28,6 +28,15 @@ const FLAG_STRICT_CRC: u32 = 1;
 const FLAG_COMPLETE: u32 = 2;
 const FLAG_OUTCOMES: u32 = 4;
 
+/// The rewrite options of `flags`.
+fn options(flags: u32) -> RewriteOptions {
+    RewriteOptions {
+        strict_crc: flags & FLAG_STRICT_CRC != 0,
+        complete: flags & FLAG_COMPLETE != 0,
+        outcomes: flags & FLAG_OUTCOMES != 0,
+    }
+}
+
 thread_local! {
     /// The room every mapper's fast rewrites copy the caller's bytes into,
     /// rewritten there: one for the instance, at an address only
@@ -84,19 +93,31 @@ impl PidMapper {
                     "no room was made for these bytes".to_owned(),
                 )));
             };
-            let options = RewriteOptions {
-                strict_crc: flags & FLAG_STRICT_CRC != 0,
-                complete: flags & FLAG_COMPLETE != 0,
-                outcomes: flags & FLAG_OUTCOMES != 0,
-            };
             let rewrite = self
                 .inner
                 .begin(now_ms)
-                .rewrite(&self.fast_source, buf, options)
+                .rewrite(&self.fast_source, buf, options(flags))
                 .map_err(js_err)?;
-            self.done.keep(rewrite);
+            self.done.keep(rewrite, false);
             Ok(self.done.info_address())
         })
+    }
+
+    /// `rewriteBatchesInPlace` with its options given as `flags`, which
+    /// the fast path read from the caller's object: the checked path, for
+    /// the fetches of [`super::HEADERS_FROM`] bytes or more, without
+    /// reading the object again.
+    #[wasm_bindgen(js_name = __rewriteInPlaceFlags, skip_typescript)]
+    pub fn rewrite_in_place_flags(
+        &mut self,
+        source_cluster_id: JsValue,
+        bytes: JsValue,
+        now_ms: JsValue,
+        flags: u32,
+    ) -> Result<JsValue, JsError> {
+        let source = self.source.take(&source_cluster_id)?;
+        let now = super::args::int64(&now_ms, "nowMs")?;
+        self.in_place(source, &bytes, now, options(flags))
     }
 
     /// The last fast rewrite's records (`{key, value}` each), taken.

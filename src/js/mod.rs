@@ -107,7 +107,7 @@ impl PidMapper {
             .begin(now)
             .rewrite(source, &mut self.scratch, opts)
             .map_err(js_err)?;
-        self.done.keep(rewrite);
+        self.done.keep(rewrite, true);
         Ok(())
     }
 
@@ -138,7 +138,7 @@ impl PidMapper {
             .begin(now)
             .rewrite_headers(source, &mut headers, opts)
             .map_err(js_err)?;
-        self.done.keep(rewrite);
+        self.done.keep(rewrite, true);
         for (at, crc, pid) in changed_slots(&self.slots, &self.offsets) {
             for (start, part) in [(at + CRC_OFFSET, crc), (at + PRODUCER_ID_OFFSET, pid)] {
                 view.subarray(start as u32, (start + part.len()) as u32)
@@ -146,6 +146,45 @@ impl PidMapper {
             }
         }
         Ok(())
+    }
+
+    /// `rewriteBatchesInPlace` once its source, time and options are read:
+    /// the bytes checked, then rewritten through their headers or on a
+    /// copy.
+    fn in_place(
+        &mut self,
+        source: (JsValue, String),
+        bytes: &JsValue,
+        now: i64,
+        opts: RewriteOptions,
+    ) -> Result<JsValue, JsError> {
+        let Some(array) = bytes.dyn_ref::<Uint8Array>() else {
+            return Err(convert::invalid("bytes must be a Uint8Array".to_owned()));
+        };
+        let view = args::plain_view(array)?;
+        let bytes: &Uint8Array = bytes.unchecked_ref();
+        // Whether the rewrite ran on a copy, which then goes back.
+        let copied = match &view {
+            Some(v) if headers_path(v, opts) => self
+                .rewrite_headers_in_place(&source.1, v, now, opts)
+                .map(|()| false),
+            _ => args::copy_view(view.as_ref(), &mut self.scratch)
+                .and_then(|()| self.rewrite_scratch(&source.1, now, opts))
+                .map(|()| true),
+        };
+        self.source.keep(source);
+        // Only what was consumed changed (the rest is a truncated tail); the
+        // header path wrote the batches' CRCs and PIDs already.
+        let copy = match copied? {
+            true => &self.scratch[..self.done.consumed()],
+            false => &[][..],
+        };
+        let out = convert::Output::InPlace {
+            bytes,
+            view: view.as_ref(),
+            copy,
+        };
+        convert::rewrite_to_js(out, &mut self.done)
     }
 
     fn wrap(inner: Mapper) -> PidMapper {
@@ -271,33 +310,7 @@ impl PidMapper {
         let source = self.source.take(&source_cluster_id)?;
         let now = int64(&now_ms, "nowMs")?;
         let opts = rewrite_options(options)?;
-        let Some(array) = bytes.dyn_ref::<Uint8Array>() else {
-            return Err(convert::invalid("bytes must be a Uint8Array".to_owned()));
-        };
-        let view = args::plain_view(array)?;
-        let bytes: &Uint8Array = bytes.unchecked_ref();
-        // Whether the rewrite ran on a copy, which then goes back.
-        let copied = match &view {
-            Some(v) if headers_path(v, opts) => self
-                .rewrite_headers_in_place(&source.1, v, now, opts)
-                .map(|()| false),
-            _ => args::copy_view(view.as_ref(), &mut self.scratch)
-                .and_then(|()| self.rewrite_scratch(&source.1, now, opts))
-                .map(|()| true),
-        };
-        self.source.keep(source);
-        // Only what was consumed changed (the rest is a truncated tail); the
-        // header path wrote the batches' CRCs and PIDs already.
-        let copy = match copied? {
-            true => &self.scratch[..self.done.consumed()],
-            false => &[][..],
-        };
-        let out = convert::Output::InPlace {
-            bytes,
-            view: view.as_ref(),
-            copy,
-        };
-        convert::rewrite_to_js(out, &mut self.done)
+        self.in_place(source, &bytes, now, opts)
     }
 
     /// Applies one `__mirror_state` record (`value` null = tombstone).

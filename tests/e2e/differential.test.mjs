@@ -217,6 +217,14 @@ test("both rewrites of a large fetch, through its headers, answer as the module'
   const pids = [0n, 1n, 5n, -1n, (1n << 40n) - 1n, 1n << 40n, js.mapPid("A", 3n, 0)];
   let errors = 0;
   let changed = 0;
+  // The options, plain booleans, are read once by the fast path's reader
+  // and passed on as bits: every in-place call goes that way.
+  let byFlags = 0;
+  const withFlags = js.PidMapper.prototype.__rewriteInPlaceFlags;
+  js.PidMapper.prototype.__rewriteInPlaceFlags = function (...args) {
+    byFlags += 1;
+    return withFlags.apply(this, args);
+  };
   for (let i = 0; i < 300; i++) {
     const parts = [];
     let size = 0;
@@ -236,7 +244,7 @@ test("both rewrites of a large fetch, through its headers, answer as the module'
     // A flipped bit anywhere (most often in a header), or a cut tail.
     if (next(3) === 0) whole[next(4) === 0 ? next(whole.length) : next(61)] ^= 1 << next(8);
     const fetch = next(4) === 0 ? whole.slice(0, (64 << 10) + next(whole.length - (64 << 10) + 1)) : whole;
-    const options = { strictCrc: next(8) === 0, complete: next(4) === 0 };
+    const options = { strictCrc: next(8) === 0, complete: next(4) === 0, outcomes: next(3) !== 0 };
     const flags = (options.strictCrc ? 1 : 0) | (options.complete ? 2 : 0);
     const source = SOURCES[next(SOURCES.length)];
     const before = fetch.slice();
@@ -279,6 +287,7 @@ test("both rewrites of a large fetch, through its headers, answer as the module'
         assert.equal(r.snapshotRequired, m.e.mp_snapshot_required(h) === 1);
       }
       assert.deepEqual(b.batches, a.batches);
+      assert.equal(b.batches.length === 0, !options.outcomes || status === 0, `case ${i}: outcomes when asked for`);
       if (!before.every((x, k) => x === fetch[k])) changed += 1;
     }
     for (const p of [sp, bp]) if (p > 0) m.e.mp_free(p);
@@ -294,6 +303,8 @@ test("both rewrites of a large fetch, through its headers, answer as the module'
     assert.equal(headers.pending, m.e.mp_pending(h));
     assert.equal(copied.pending, m.e.mp_pending(h));
   }
+  js.PidMapper.prototype.__rewriteInPlaceFlags = withFlags;
+  assert.equal(byFlags, 300, "every in-place call had its options read once");
   assert.ok(errors > 10, `errors were met (${errors})`);
   assert.ok(changed > 20, `fetches were rewritten (${changed})`);
   copied.free();
