@@ -210,6 +210,63 @@ test("hostile scenarios get a clear error within a second, and the page keeps wo
   await page.waitForFunction(() => document.querySelector("[data-testid=error]").hidden);
 });
 
+test("rewriteBatchesInPlace's fast path in the browser answers as rewriteBatches", async () => {
+  // The web build's glue carries the fast path too (scripts/finish-glue.py):
+  // in Chromium, the package the page imports rewrites a fetch of two
+  // batches in place alike through the fast path (null options, plain
+  // options) and the checked path (a time as a decimal string).
+  const page = await env.page();
+  await page.goto(env.base);
+  await ready(page);
+  const out = await page.evaluate(async () => {
+    const m = await import("mirrorpid");
+    const fetchOf = () => {
+      const f = new Uint8Array(122);
+      const v = new DataView(f.buffer);
+      for (const i of [0, 1]) {
+        v.setInt32(61 * i + 8, 49);
+        f[61 * i + 16] = 2;
+        v.setBigInt64(61 * i + 43, BigInt(3 + i));
+      }
+      return f;
+    };
+    const hex = (b) => Array.from(b, (x) => x.toString(16).padStart(2, "0")).join("");
+    const seen = (r, bytes) => ({
+      bytes: hex(bytes),
+      mapped: r.batches.map((b) => String(b.mappedPid)),
+      records: r.records.length,
+    });
+    const topic = "bxw7Kp1OS3-KHC0-T1prfA";
+    const input = fetchOf();
+    const expected = new m.PidMapper(topic, 0, null).rewriteBatches("A", input, 1, null);
+    let fastCalls = 0;
+    const fastRewrite = m.PidMapper.prototype.__fastRewrite;
+    m.PidMapper.prototype.__fastRewrite = function (...args) {
+      fastCalls += 1;
+      return fastRewrite.apply(this, args);
+    };
+    const runs = [];
+    for (const [now, options] of [
+      [1, null],
+      [1n, { outcomes: true }],
+      ["1", null],
+    ]) {
+      const bytes = fetchOf();
+      const r = new m.PidMapper(topic, 0, null).rewriteBatchesInPlace("A", bytes, now, options);
+      runs.push({ own: r.bytes === bytes, ...seen(r, bytes) });
+    }
+    m.PidMapper.prototype.__fastRewrite = fastRewrite;
+    return { input: hex(input), expected: seen(expected, expected.bytes), runs, fastCalls };
+  });
+  assert.equal(out.fastCalls, 2, "null and plain options take the fast path, a decimal-string time does not");
+  assert.notEqual(out.expected.bytes, out.input, "the batches were rewritten");
+  assert.equal(out.expected.records, 2);
+  for (const run of out.runs) {
+    assert.ok(run.own, "the caller's own array");
+    assert.deepEqual({ bytes: run.bytes, mapped: run.mapped, records: run.records }, out.expected);
+  }
+});
+
 test("decoders: a PID and a __mirror_state record", async () => {
   const page = await env.page();
   await page.goto(env.base);
