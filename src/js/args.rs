@@ -447,6 +447,19 @@ impl Default for RewriteOpts {
     }
 }
 
+/// The rewrite options' keys, each with its bit where the options travel
+/// as a number (the fast path's `flags`, `fast.rs`).
+pub(super) const REWRITE_OPTIONS: [(&str, u32); 3] =
+    [("strictCrc", 1), ("complete", 2), ("outcomes", 4)];
+
 impl JsOptions for RewriteOpts {
-    const KEYS: &'static [&'static str] = &["strictCrc", "complete", "outcomes"];
+    const KEYS: &'static [&'static str] = &{
+        let mut keys = [""; REWRITE_OPTIONS.len()];
+        let mut i = 0;
+        while i < keys.len() {
+            keys[i] = REWRITE_OPTIONS[i].0;
+            i += 1;
+        }
+        keys
+    };
 }

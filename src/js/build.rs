@@ -116,8 +116,8 @@ thread_local! {
     static PLAIN: Cell<bool> = const { Cell::new(false) };
 }
 
-/// `new Function(SOURCE)(memory, HEADERS_FROM)`, or `None` where that is
-/// not allowed.
+/// `new Function(SOURCE)(memory, constants)` (`fast::constants`), or
+/// `None` where that is not allowed.
 fn make() -> Option<Builders> {
     let ctor: Function = Reflect::get(&js_sys::global(), &"Function".into())
         .ok()?
@@ -125,9 +125,12 @@ fn make() -> Option<Builders> {
         .ok()?;
     let body = Array::of1(&SOURCE.into());
     let maker: Function = Reflect::construct(&ctor, &body).ok()?.dyn_into().ok()?;
-    let headers_from = JsValue::from(super::HEADERS_FROM as u32);
     maker
-        .call2(&JsValue::UNDEFINED, &wasm_bindgen::memory(), &headers_from)
+        .call2(
+            &JsValue::UNDEFINED,
+            &wasm_bindgen::memory(),
+            &super::fast::constants(),
+        )
         .ok()
         .map(JsCast::unchecked_into)
 }

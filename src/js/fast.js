@@ -8,7 +8,7 @@
   let builders = null;
   PidMapper.prototype.rewriteBatchesInPlace = function rewriteBatchesInPlace(sourceClusterId, bytes, nowMs, options) {
     if (!(this instanceof PidMapper)) return checked.call(this, sourceClusterId, bytes, nowMs, options);
-    builders ??= mirrorpidBuilders(wasm.memory, PidMapper.__headersFrom(), PidMapper.__fastRoom);
+    builders ??= mirrorpidBuilders(wasm.memory, PidMapper.__fastConstants(), PidMapper.__fastRoom);
     return builders.inPlace(this, checked, sourceClusterId, bytes, nowMs, options);
   };
 }

@@ -15,18 +15,39 @@
 
 use std::cell::RefCell;
 
+use js_sys::{Object, Reflect};
 use wasm_bindgen::prelude::*;
 
+use super::args::REWRITE_OPTIONS;
 use super::convert::{js_err, records_to_js};
 use super::PidMapper;
 use crate::error::Error;
 use crate::rewrite::RewriteOptions;
 
 /// The fast path's rewrite options, as bits (`fastFlags` in `builders.js`
-/// sets them from an options object).
-const FLAG_STRICT_CRC: u32 = 1;
-const FLAG_COMPLETE: u32 = 2;
-const FLAG_OUTCOMES: u32 = 4;
+/// sets them from an options object, by [`REWRITE_OPTIONS`]).
+const FLAG_STRICT_CRC: u32 = REWRITE_OPTIONS[0].1;
+const FLAG_COMPLETE: u32 = REWRITE_OPTIONS[1].1;
+const FLAG_OUTCOMES: u32 = REWRITE_OPTIONS[2].1;
+
+/// What the builders (`builders.js`) take from here: `{ headersFrom,
+/// optionBits, outcomesBit }`, `optionBits` an object without a prototype
+/// of [`REWRITE_OPTIONS`].
+pub(super) fn constants() -> JsValue {
+    let object = Object::new();
+    let bits: Object = Object::create(JsValue::NULL.unchecked_ref());
+    for (key, bit) in REWRITE_OPTIONS {
+        let _ = Reflect::set(&bits, &key.into(), &bit.into());
+    }
+    for (key, value) in [
+        ("headersFrom", JsValue::from(super::HEADERS_FROM as u32)),
+        ("optionBits", bits.into()),
+        ("outcomesBit", FLAG_OUTCOMES.into()),
+    ] {
+        let _ = Reflect::set(&object, &key.into(), &value);
+    }
+    object.into()
+}
 
 /// The rewrite options of `flags`.
 fn options(flags: u32) -> RewriteOptions {
@@ -47,11 +68,10 @@ thread_local! {
 
 #[wasm_bindgen(js_class = PidMapper)]
 impl PidMapper {
-    /// The size from which the checked path rewrites through the batches'
-    /// headers, for the builders the glue makes.
-    #[wasm_bindgen(js_name = __headersFrom, skip_typescript)]
-    pub fn headers_from() -> u32 {
-        super::HEADERS_FROM as u32
+    /// What the builders the glue makes take from Rust ([`constants`]).
+    #[wasm_bindgen(js_name = __fastConstants, skip_typescript)]
+    pub fn fast_constants() -> JsValue {
+        constants()
     }
 
     /// Names the source of the fast path's next rewrites; checked by each
@@ -83,24 +103,39 @@ impl PidMapper {
     /// Rewrites the first `len` bytes of the room ([`PidMapper::fast_room`])
     /// at `now_ms`, from the source last named, with the options of
     /// `flags` ([`FLAG_STRICT_CRC`], [`FLAG_COMPLETE`], [`FLAG_OUTCOMES`]);
-    /// returns the address of the result's numbers (`Done`). An error
-    /// changes nothing.
+    /// returns the address of the result's numbers (`Done`), or 0 for an
+    /// error, which changes nothing and which [`PidMapper::fast_error`]
+    /// then throws. (One number back, not a `Result`: wasm-bindgen returns
+    /// a `Result` as several values, which JS receives in a new array.)
     #[wasm_bindgen(js_name = __fastRewrite, skip_typescript)]
-    pub fn fast_rewrite(&mut self, now_ms: i64, len: u32, flags: u32) -> Result<u32, JsError> {
-        ROOM.with_borrow_mut(|room| {
+    pub fn fast_rewrite(&mut self, now_ms: i64, len: u32, flags: u32) -> u32 {
+        let done = ROOM.with_borrow_mut(|room| {
             let Some(buf) = room.get_mut(..len as usize) else {
-                return Err(js_err(Error::invalid(
+                return Err(Error::invalid(
                     "no room was made for these bytes".to_owned(),
-                )));
+                ));
             };
-            let rewrite = self
-                .inner
-                .begin(now_ms)
-                .rewrite(&self.fast_source, buf, options(flags))
-                .map_err(js_err)?;
+            let rewrite =
+                self.inner
+                    .begin(now_ms)
+                    .rewrite(&self.fast_source, buf, options(flags))?;
             self.done.keep(rewrite, false);
             Ok(self.done.info_address())
+        });
+        done.unwrap_or_else(|e| {
+            self.fast_error = Some(e);
+            0
         })
+    }
+
+    /// Throws the error of the last fast rewrite that returned 0.
+    #[wasm_bindgen(js_name = __fastError, skip_typescript)]
+    pub fn fast_error(&mut self) -> Result<(), JsError> {
+        let error = self
+            .fast_error
+            .take()
+            .unwrap_or_else(|| Error::invalid("no fast rewrite failed on this mapper".to_owned()));
+        Err(js_err(error))
     }
 
     /// `rewriteBatchesInPlace` with its options given as `flags`, which

@@ -64,6 +64,8 @@ pub struct PidMapper {
     /// The source `rewriteBatchesInPlace`'s fast path last named
     /// (`fast.rs`).
     fast_source: KnownSource,
+    /// The error of the fast path's last rewrite, until JS asks for it.
+    fast_error: Option<crate::Error>,
 }
 
 /// From this many bytes, both rewrites copy only each batch's header
@@ -196,6 +198,7 @@ impl PidMapper {
             offsets: Vec::new(),
             source: args::LastSource::default(),
             fast_source: KnownSource::new(),
+            fast_error: None,
         }
     }
 }
