@@ -165,13 +165,13 @@ impl State {
         if !same(raw, self.source.as_str().as_bytes()) {
             remember_source(&mut self.source, raw)?;
         }
-        let (buf_ptr, buf_len) = (address(buf_ptr), size(buf_len, "length")?);
-        let Some(slot) = self.mappers.get_mut(handle) else {
-            return Err(bad_handle(handle));
-        };
-        let buf = self
-            .allocs
-            .bytes_mut_from(&mut self.buf_at, buf_ptr, buf_len)?;
+        let (slot, buf) = slot_and_block(
+            &mut self.mappers,
+            &mut self.allocs,
+            &mut self.buf_at,
+            handle,
+            (buf_ptr, buf_len),
+        )?;
         Ok(Args {
             source: &self.source,
             slot,
@@ -186,14 +186,15 @@ impl State {
     pub(crate) fn slot_and_block(
         &mut self,
         handle: i32,
-        (ptr, len): (i32, i32),
+        block: (i32, i32),
     ) -> Result<(&mut Slot, &mut [u8]), Failure> {
-        let (ptr, len) = (address(ptr), size(len, "length")?);
-        let Some(slot) = self.mappers.get_mut(handle) else {
-            return Err(bad_handle(handle));
-        };
-        let buf = self.allocs.bytes_mut_from(&mut self.buf_at, ptr, len)?;
-        Ok((slot, buf))
+        slot_and_block(
+            &mut self.mappers,
+            &mut self.allocs,
+            &mut self.buf_at,
+            handle,
+            block,
+        )
     }
 
     /// The slot of `handle`.
@@ -241,6 +242,25 @@ impl State {
         self.last_error = PARKED.try_with(Cell::take).unwrap_or_default();
         -code.value()
     }
+}
+
+/// [`State::slot_and_block`] over the state's fields, so that a caller can
+/// hold another field (the source) beside what it returns. The block is
+/// looked for first where `buf_at` says the last one was.
+#[inline(always)]
+fn slot_and_block<'a>(
+    mappers: &'a mut Handles<Slot>,
+    allocs: &'a mut Blocks,
+    buf_at: &mut usize,
+    handle: i32,
+    (ptr, len): (i32, i32),
+) -> Result<(&'a mut Slot, &'a mut [u8]), Failure> {
+    let (ptr, len) = (address(ptr), size(len, "length")?);
+    let Some(slot) = mappers.get_mut(handle) else {
+        return Err(bad_handle(handle));
+    };
+    let buf = allocs.bytes_mut_from(buf_at, ptr, len)?;
+    Ok((slot, buf))
 }
 
 /// Whether `a` and `b` hold the same bytes: slice equality is a call of
