@@ -420,21 +420,15 @@ fn durability<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Durabilit
         .map_err(|e| serde::de::Error::custom(format!("durability: {e}")))
 }
 
-/// Both rewrites' options.
+/// Both rewrites' options; a key left out takes its value from
+/// `Default`.
 #[derive(Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[serde(rename_all = "camelCase", deny_unknown_fields, default)]
 pub(super) struct RewriteOpts {
-    #[serde(default)]
     pub(super) strict_crc: bool,
-    #[serde(default)]
     pub(super) complete: bool,
     /// Whether the result describes every batch (the default).
-    #[serde(default = "yes")]
     pub(super) outcomes: bool,
-}
-
-fn yes() -> bool {
-    true
 }
 
 impl Default for RewriteOpts {
