@@ -76,15 +76,24 @@ pub fn insert_at<T>(v: &mut Vec<T>, i: usize, x: T) {
 }
 
 /// Makes room in `v` for `n` more elements, or [`Error::OutOfMemory`]
-/// naming `what`. Inline, and a call to the allocator only when there is
-/// no room: the batch path asks for room for one element per batch.
+/// naming `what`. Inline, and a call only when there is no room: the
+/// batch path asks for room for one element per batch.
 #[inline(always)]
 pub(crate) fn room<T>(v: &mut Vec<T>, n: usize, what: &'static str) -> crate::Result<()> {
     if v.capacity() - v.len() < n {
-        v.try_reserve(n)
-            .map_err(|_| crate::mapper::table::out_of_memory(what))?;
+        return grow(v, n, what);
     }
     Ok(())
+}
+
+/// [`room`] when there is none: out of line, so that a function asking
+/// for room holds only the check (a JVM compiling the module to bytecode
+/// inlines less into a larger method).
+#[cold]
+#[inline(never)]
+fn grow<T>(v: &mut Vec<T>, n: usize, what: &'static str) -> crate::Result<()> {
+    v.try_reserve(n)
+        .map_err(|_| crate::mapper::table::out_of_memory(what))
 }
 
 #[cfg(test)]

@@ -97,7 +97,9 @@ impl Blocks {
         self.bytes(ptr, len)
     }
 
-    /// [`Blocks::bytes_from`], to write.
+    /// [`Blocks::bytes_from`], to write. The hinted block is checked once:
+    /// the blocks are split around it, so that a miss looks among the
+    /// others without borrowing the map again.
     #[inline(always)]
     pub(crate) fn bytes_mut_from(
         &mut self,
@@ -105,21 +107,23 @@ impl Blocks {
         ptr: usize,
         len: usize,
     ) -> Result<&mut [u8], Failure> {
-        if self
-            .0
-            .get(*hint)
-            .and_then(|b| within(b, ptr, len))
-            .is_none()
-        {
-            if len == 0 {
-                return Ok(&mut []);
+        // A stale hint past the end leaves every block below it.
+        let at = (*hint).min(self.0.len());
+        let (below, rest) = self.0.split_at_mut(at);
+        let Some((hinted, above)) = rest.split_first_mut() else {
+            return bytes_mut_in(below, 0, hint, ptr, len);
+        };
+        if ptr >= hinted.0 {
+            if let Some(bytes) = within_mut(hinted, ptr, len) {
+                return Ok(bytes);
             }
-            *hint = self.holding(ptr, len)?;
+            let from = at + 1;
+            return bytes_mut_in(above, from, hint, ptr, len);
         }
-        self.0
-            .get_mut(*hint)
-            .and_then(|b| within_mut(b, ptr, len))
-            .ok_or_else(|| bad_pointer(ptr, len))
+        if len == 0 {
+            return Ok(&mut []);
+        }
+        bytes_mut_in(below, 0, hint, ptr, len)
     }
 
     /// The block holding all of the non-empty [ptr, ptr+len). Blocks never
@@ -129,6 +133,34 @@ impl Blocks {
         self.at_or_below(ptr)
             .filter(|&i| self.0.get(i).and_then(|b| within(b, ptr, len)).is_some())
             .ok_or_else(|| bad_pointer(ptr, len))
+    }
+}
+
+/// The block of `blocks` (sorted by address; the first is block `first`
+/// of the map) that holds [ptr, ptr+len), its index in the map left in
+/// `hint` (any pointer when the length is 0).
+#[inline(never)]
+fn bytes_mut_in<'b>(
+    blocks: &'b mut [(usize, Box<[u8]>)],
+    first: usize,
+    hint: &mut usize,
+    ptr: usize,
+    len: usize,
+) -> Result<&'b mut [u8], Failure> {
+    if len == 0 {
+        return Ok(&mut []);
+    }
+    // The block starting at or below `ptr` (blocks never overlap).
+    let i = match blocks.binary_search_by(|(start, _)| start.cmp(&ptr)) {
+        Ok(i) => i,
+        Err(i) => i.wrapping_sub(1),
+    };
+    match blocks.get_mut(i).and_then(|b| within_mut(b, ptr, len)) {
+        Some(bytes) => {
+            *hint = first + i;
+            Ok(bytes)
+        }
+        None => Err(bad_pointer(ptr, len)),
     }
 }
 

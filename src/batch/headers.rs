@@ -92,17 +92,9 @@ impl<'a> HeaderView<'a> {
     /// changed, every other slot unchanged.
     pub(crate) fn write_all(&mut self, writes: &[PidWrite]) {
         if writes.len() == self.slots() {
-            // Every slot written (a fetch of mirrored batches): each one's
-            // flag set with its write.
-            for w in writes {
-                let at = (w.entry as usize).wrapping_mul(SLOT_BYTES);
-                let Some(slot) = self
-                    .slots
-                    .get_mut(at..)
-                    .and_then(|s| s.first_chunk_mut::<SLOT_BYTES>())
-                else {
-                    continue;
-                };
+            // Every slot written (a fetch of mirrored batches): the writes
+            // are in slot order, one a slot, so the i-th is slot i's.
+            for (w, slot) in writes.iter().zip(self.slots.chunks_exact_mut(SLOT_BYTES)) {
                 let (window, rest) = slot.split_at_mut(WINDOW);
                 w.apply(window);
                 if let Some(f) = rest.last_chunk_mut::<4>() {

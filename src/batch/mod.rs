@@ -23,6 +23,7 @@ mod walker;
 pub use builder::{BatchBuilder, RecordSpec};
 pub use changes::BatchOutcome;
 pub(crate) use changes::{bytes_after_pid, crc_word, write_all, Changes, Noted, PidWrite};
+pub(crate) use headers::Gathered;
 pub use headers::{
     changed_slots, gather, gather_with, write_back, HeaderView, SLOT_BYTES, SLOT_CHANGED_OFFSET,
     SLOT_LEN_OFFSET, WINDOW,

@@ -6,7 +6,7 @@
 //! forget the rollback. Kafka's `ProducerStateManager.prepareUpdate` and
 //! `ProducerAppendInfo` have the same shape.
 
-use super::stage::Stage;
+use super::stage::{Savepoint, Stage};
 use super::table::{self, room, Binding, Wire, RECORDED, STAGE_SAVED, TXN_OPEN};
 use super::{collision_of, key, Collision, Durability, MapOutcome, Mapper, Source, SourceCluster};
 use crate::batch::{Changes, PidWrite};
@@ -192,11 +192,13 @@ impl<'a> Call<'a> {
         if self.m.is_pending(idx) {
             return None;
         }
-        let b = self.m.table.state_mut(idx)?;
+        let seen = table::seen_at(self.now_ms);
+        let m = &mut *self.m;
+        let b = m.table.state_mut(idx)?;
         if b.cluster != cluster || b.pid != pid {
             return None;
         }
-        Some(self.see(idx, txn))
+        Some(touch(&mut m.undo, &mut m.stage, seen, idx, b, txn))
     }
 
     /// Records that the binding at `idx` was seen in this call and, when
@@ -212,27 +214,13 @@ impl<'a> Call<'a> {
         let Some(b) = m.table.state_mut(idx) else {
             return *invariant_broken("a binding seen past the end", &Binding::VACANT);
         };
-        let old = *b;
-        let flags = match txn {
-            Some(true) => old.flags | TXN_OPEN,
-            Some(false) => old.flags & !TXN_OPEN,
-            None => old.flags,
-        };
-        if seen > old.last_seen || flags != old.flags {
-            m.undo.save_state(idx, &old);
-            let mut keep = old.flags & STAGE_SAVED;
-            if let Some(stage) = &mut m.stage {
-                keep |= stage.save(idx, &old);
-            }
-            b.last_seen = seen.max(old.last_seen);
-            b.flags = flags | keep;
-        }
-        *b
+        touch(&mut m.undo, &mut m.stage, seen, idx, b, txn)
     }
 
     /// The batch path's other cases: a pending binding (`bound`), seen and
-    /// described, or an identity not bound yet, mapped.
-    #[inline(never)]
+    /// described, or an identity not bound yet, mapped (kept out of the
+    /// walk's loop by its caller).
+    #[inline(always)]
     pub(crate) fn map_pending_or_new(
         &mut self,
         bound: Option<usize>,
@@ -393,6 +381,36 @@ impl<'a> Call<'a> {
     pub(crate) fn reserve(&mut self, n: usize) -> Result<()> {
         self.m.reserve_saves(n)
     }
+}
+
+/// [`Call::see`] of binding `b` (at `idx`), found by its caller: its
+/// last-seen time raised to `seen` and its transaction state set as `txn`
+/// says, each change saved first in `undo` and in the stage.
+#[inline(always)]
+fn touch(
+    undo: &mut Savepoint,
+    stage: &mut Option<Stage>,
+    seen: i64,
+    idx: usize,
+    b: &mut Binding,
+    txn: Option<bool>,
+) -> Binding {
+    let old = *b;
+    let flags = match txn {
+        Some(true) => old.flags | TXN_OPEN,
+        Some(false) => old.flags & !TXN_OPEN,
+        None => old.flags,
+    };
+    if seen > old.last_seen || flags != old.flags {
+        undo.save_state(idx, &old);
+        let mut keep = old.flags & STAGE_SAVED;
+        if let Some(stage) = stage {
+            keep |= stage.save(idx, &old);
+        }
+        b.last_seen = seen.max(old.last_seen);
+        b.flags = flags | keep;
+    }
+    *b
 }
 
 impl Drop for Call<'_> {

@@ -195,7 +195,17 @@ impl<'a> Call<'a> {
                 "strict CRC needs the records: a header view holds none",
             ));
         }
-        walk::walk(&mut call, source, cluster, view.gathered(), options)?;
+        let (entries, complete) = (view.gathered(), options.complete);
+        // The walk is a function of its own (`walk::walk_headers`), one
+        // copy noting outcomes and one not; with no slot there is nothing
+        // for it to find.
+        match (entries.slots(), options.outcomes) {
+            (0, _) => {}
+            (_, true) => walk::walk_headers::<true>(&mut call, source, cluster, entries, complete)?,
+            (_, false) => {
+                walk::walk_headers::<false>(&mut call, source, cluster, entries, complete)?
+            }
+        }
         Ok(Rewrite {
             call,
             target: Target::Headers(view),

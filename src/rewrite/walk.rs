@@ -14,8 +14,8 @@
 
 use super::RewriteOptions;
 use crate::batch::{
-    be, step, Batch, Changes, ControlType, Entries, Noted, Step, ATTRIBUTES_OFFSET, CONTROL,
-    HEADER_LEN, PRODUCER_ID_OFFSET, TRANSACTIONAL,
+    be, step, Batch, Changes, ControlType, Entries, Gathered, Noted, Step, ATTRIBUTES_OFFSET,
+    CONTROL, HEADER_LEN, PRODUCER_ID_OFFSET, TRANSACTIONAL,
 };
 use crate::error::{Error, Result};
 use crate::mapper::table::room;
@@ -23,6 +23,37 @@ use crate::mapper::{Call, SourceCluster, Wire};
 
 /// What a rewrite names when there is no memory for its results.
 const RESULTS: &str = "a rewrite's results";
+
+/// A walk stopped by an error, which waits in the walk's `failed` slot
+/// (made only by [`park`]). A walk's steps return only this, so that
+/// passing an error up costs a test and a branch at each step instead of
+/// a copy of the error into each caller's result, which would grow the
+/// walk's loop (a JVM compiling the module to bytecode inlines less into
+/// a larger method).
+struct Stop;
+
+/// Parks `e` in `failed`: the one place a walk's error is moved.
+#[cold]
+#[inline(never)]
+fn park(failed: &mut Result<()>, e: Error) -> Stop {
+    *failed = Err(e);
+    Stop
+}
+
+/// A step's result, its error parked ([`Stop`]).
+trait OrStop<T> {
+    fn or_stop(self, failed: &mut Result<()>) -> std::result::Result<T, Stop>;
+}
+
+impl<T> OrStop<T> for Result<T> {
+    #[inline(always)]
+    fn or_stop(self, failed: &mut Result<()>) -> std::result::Result<T, Stop> {
+        match self {
+            Ok(v) => Ok(v),
+            Err(e) => Err(park(failed, e)),
+        }
+    }
+}
 
 /// An entry that is not a whole v2 batch held in full.
 enum Other<'e> {
@@ -87,10 +118,27 @@ fn marker(batch: &Batch<'_>, offset: usize) -> Result<(Option<bool>, Option<Cont
 pub(super) fn walk<'e>(
     call: &mut Call<'_>,
     source: SourceCluster<'_>,
-    mut cluster: Option<u32>,
+    cluster: Option<u32>,
     entries: impl Entries<'e>,
     options: RewriteOptions,
 ) -> Result<()> {
+    let mut failed = Ok(());
+    match steps(call, source, cluster, entries, options, &mut failed) {
+        Ok(()) => Ok(()),
+        Err(Stop) => failed,
+    }
+}
+
+/// [`walk`], its error parked in `failed` ([`Stop`]).
+#[inline(always)]
+fn steps<'e>(
+    call: &mut Call<'_>,
+    source: SourceCluster<'_>,
+    mut cluster: Option<u32>,
+    entries: impl Entries<'e>,
+    options: RewriteOptions,
+    failed: &mut Result<()>,
+) -> std::result::Result<(), Stop> {
     // The last call's last binding, unread until its first batch here.
     let mut run: Option<Run> = cluster.and(call.last()).map(|(idx, pid)| Run {
         raw: pid.bytes(),
@@ -104,8 +152,8 @@ pub(super) fn walk<'e>(
     // batches are few (a header view's slots), else a batch at a time.
     let reserved = match entries.most() {
         Some(n) => {
-            call.reserve(n)?;
-            call.changes().reserve(n)?;
+            call.reserve(n).or_stop(failed)?;
+            call.changes().reserve(n).or_stop(failed)?;
             true
         }
         None => false,
@@ -114,7 +162,9 @@ pub(super) fn walk<'e>(
     while entries.more(index, pos) {
         let (rest, size) = match entries.batch(index, pos) {
             Some(found) => found,
-            None => match other_entry(call.changes(), entries, index, pos, options.complete)? {
+            None => match other_entry(call.changes(), entries, index, pos, options.complete)
+                .or_stop(failed)?
+            {
                 Other::End => break,
                 Other::Legacy { size } => {
                     pos += size;
@@ -132,18 +182,18 @@ pub(super) fn walk<'e>(
             break;
         };
         if options.strict_crc {
-            check_crc(&batch, offset)?;
+            check_crc(&batch, offset).or_stop(failed)?;
         }
         let (txn, control) = match transaction(header) {
             Some(txn) => (txn, None),
-            None => marker(&batch, offset)?,
+            None => marker(&batch, offset).or_stop(failed)?,
         };
         let raw: [u8; 8] = be(header, PRODUCER_ID_OFFSET);
         let in_run = match &mut run {
             Some(r) if r.raw == raw => {
                 let changes = txn.is_some_and(|open| open != r.open);
                 if (r.unseen || changes) && !reserved {
-                    call.reserve(1)?;
+                    call.reserve(1).or_stop(failed)?;
                 }
                 if r.unseen {
                     // The hint is checked here, where its binding is read.
@@ -159,7 +209,7 @@ pub(super) fn walk<'e>(
                     }
                 } else {
                     if changes {
-                        r.open = call.see(r.idx, txn).is_open();
+                        r.open = turn(call, r.idx, txn);
                     }
                     Some((r.mapped, r.salt))
                 }
@@ -177,7 +227,7 @@ pub(super) fn walk<'e>(
                 match found {
                     Some(idx) if !call.is_pending(idx) => {
                         if !reserved {
-                            call.reserve(1)?;
+                            call.reserve(1).or_stop(failed)?;
                         }
                         let binding = call.see(idx, txn);
                         let mapped = binding.mapped.bytes();
@@ -193,22 +243,22 @@ pub(super) fn walk<'e>(
                     }
                     bound => {
                         run = None;
-                        let o = call.map_pending_or_new(bound, source, pid.value(), txn)?;
-                        if cluster.is_none() {
-                            cluster = call.cluster(source);
-                        }
-                        (o.mapped.to_be_bytes(), o.salt.unwrap_or(0))
+                        let (mapped, salt, named) =
+                            map_other(call, bound, source, cluster, pid, txn).or_stop(failed)?;
+                        cluster = named;
+                        (mapped, salt)
                     }
                 }
             }
         };
         if mapped != raw {
             call.changes()
-                .note(entry, offset, raw, mapped, size, reserved)?;
+                .note(entry, offset, raw, mapped, size, reserved)
+                .or_stop(failed)?;
         }
         if options.outcomes {
             let noted = Noted::new(offset, header, raw, mapped, salt, control);
-            describe(call.changes(), noted)?;
+            describe(call.changes(), noted).or_stop(failed)?;
         }
     }
     if let Some(r) = run.filter(|r| !r.unseen) {
@@ -216,9 +266,57 @@ pub(super) fn walk<'e>(
     }
     call.changes().consumed = pos;
     if options.outcomes {
-        call.changes().reserve_decoded()?;
+        call.changes().reserve_decoded().or_stop(failed)?;
     }
     Ok(())
+}
+
+/// [`walk`] over a header view's slots, kept out of its caller: a JVM
+/// compiles each WebAssembly function to one method, and one that holds
+/// the call's set-up and the walk both is too large for HotSpot to inline
+/// the memory accesses into. One copy notes outcomes and one does not, so
+/// neither tests the option in its loop.
+#[inline(never)]
+pub(super) fn walk_headers<const OUTCOMES: bool>(
+    call: &mut Call<'_>,
+    source: SourceCluster<'_>,
+    cluster: Option<u32>,
+    entries: Gathered<'_>,
+    complete: bool,
+) -> Result<()> {
+    let options = RewriteOptions {
+        strict_crc: false,
+        complete,
+        outcomes: OUTCOMES,
+    };
+    walk(call, source, cluster, entries, options)
+}
+
+/// [`Call::see`] of a binding whose transaction a batch in a run opens or
+/// ends: whether it is open now. Rare within a run, so kept out of the
+/// walk's loop.
+#[inline(never)]
+fn turn(call: &mut Call<'_>, idx: usize, txn: Option<bool>) -> bool {
+    call.see(idx, txn).is_open()
+}
+
+/// A batch off the common path: its producer's binding pending (`bound`)
+/// or not made yet, or no producer at all. Returns the mapped PID as a
+/// batch holds it, the salt, and the source's cluster (a new binding may
+/// name it for the first time). Kept out of the walk's loop, so that
+/// nothing it needs is computed before the loop on every call.
+#[inline(never)]
+fn map_other(
+    call: &mut Call<'_>,
+    bound: Option<usize>,
+    source: SourceCluster<'_>,
+    cluster: Option<u32>,
+    pid: Wire,
+    txn: Option<bool>,
+) -> Result<([u8; 8], u8, Option<u32>)> {
+    let o = call.map_pending_or_new(bound, source, pid.value(), txn)?;
+    let cluster = cluster.or_else(|| call.cluster(source));
+    Ok((o.mapped.to_be_bytes(), o.salt.unwrap_or(0), cluster))
 }
 
 /// The entry at `offset` when it is not a whole v2 batch held in full
