@@ -287,3 +287,28 @@ fn no_export_reaches_a_panic_but_through_a_failed_allocation() {
         "{unallowed:#?}"
     );
 }
+
+/// The header walk stays a function of its own, called by both header
+/// exports: a JVM compiles each function to one method, and C2 inlines a
+/// method's memory accesses only up to a budget of bytecode, which the
+/// export's own checks and set-up would spend (`docs/PERFORMANCE.md`,
+/// `COMPILER`). The broker never asks for outcomes, so the copy that notes
+/// them is not in the module.
+#[test]
+fn the_header_walk_is_a_function_of_its_own() {
+    let code = read(&named_module());
+    let walks: Vec<u32> = code
+        .names
+        .keys()
+        .copied()
+        .filter(|&i| demangled(&code, i).contains("mirrorpid::rewrite::walk::walk_headers"))
+        .collect();
+    assert_eq!(walks.len(), 1, "one copy of the header walk: {walks:?}");
+    for export in ["mp_rewrite_headers", "mp_rewrite_headers_from"] {
+        let f = code.exports[export];
+        assert!(
+            code.calls[&f].contains(&walks[0]),
+            "{export} calls the header walk"
+        );
+    }
+}
