@@ -10,21 +10,32 @@ use mirrorpid::Code;
 /// holds a few blocks.
 pub(crate) struct Sorted<K, V>(pub(crate) Vec<(K, V)>);
 
+/// Where `key` is in `entries` (sorted by key), or where it would go.
+fn find<K: Ord + Copy, V>(entries: &[(K, V)], key: K) -> Result<usize, usize> {
+    entries.binary_search_by(|(k, _)| k.cmp(&key))
+}
+
+/// The index of the entry of `entries` (sorted by key) with the greatest
+/// key at or below `key`.
+fn at_or_below<K: Ord + Copy, V>(entries: &[(K, V)], key: K) -> Option<usize> {
+    match find(entries, key) {
+        Ok(i) => Some(i),
+        Err(i) => i.checked_sub(1),
+    }
+}
+
 impl<K: Ord + Copy, V> Sorted<K, V> {
     /// An empty map (a constant, for the state's initial value).
     pub(crate) const EMPTY: Sorted<K, V> = Sorted(Vec::new());
 
     /// Where `key` is, or where it would go.
     pub(crate) fn find(&self, key: K) -> Result<usize, usize> {
-        self.0.binary_search_by(|(k, _)| k.cmp(&key))
+        find(&self.0, key)
     }
 
     /// The index of the entry with the greatest key at or below `key`.
     pub(crate) fn at_or_below(&self, key: K) -> Option<usize> {
-        match self.find(key) {
-            Ok(i) => Some(i),
-            Err(i) => i.checked_sub(1),
-        }
+        at_or_below(&self.0, key)
     }
 
     /// Inserts a new key (an existing one's value is replaced); fails,
@@ -151,12 +162,9 @@ fn bytes_mut_in<'b>(
         return Ok(&mut []);
     }
     // The block starting at or below `ptr` (blocks never overlap).
-    let i = match blocks.binary_search_by(|(start, _)| start.cmp(&ptr)) {
-        Ok(i) => i,
-        Err(i) => i.wrapping_sub(1),
-    };
-    match blocks.get_mut(i).and_then(|b| within_mut(b, ptr, len)) {
-        Some(bytes) => {
+    let i = at_or_below(blocks, ptr);
+    match i.and_then(|i| Some((i, within_mut(blocks.get_mut(i)?, ptr, len)?))) {
+        Some((i, bytes)) => {
             *hint = first + i;
             Ok(bytes)
         }
