@@ -71,11 +71,20 @@ struct Compiled {
     module: Module,
 }
 
+/// An export Java calls by number: typed where it takes a handle alone and
+/// returns a status (confirm, abort and the like, called on every fetch),
+/// which spares the untyped call's checks of its signature and values.
+#[derive(Clone)]
+enum Callable {
+    Handle(TypedFunc<i32, i32>),
+    Untyped(wasmtime::Func),
+}
+
 /// An instance and what Java calls on it.
 struct Loaded {
     store: Store<StoreLimits>,
     memory: Memory,
-    exports: Vec<Option<wasmtime::Func>>,
+    exports: Vec<Option<Callable>>,
     rewrite_headers: RewriteHeaders,
     pending: TypedFunc<i32, i32>,
 }
@@ -203,7 +212,13 @@ fn instantiate(c: &Compiled, max_memory: usize) -> wasmtime::Result<Loaded> {
         .ok_or_else(|| wasmtime::format_err!("the module exports no memory"))?;
     let exports = EXPORTS
         .iter()
-        .map(|name| instance.get_func(&mut store, name))
+        .map(|name| {
+            let func = instance.get_func(&mut store, name)?;
+            Some(match func.typed::<i32, i32>(&store) {
+                Ok(typed) => Callable::Handle(typed),
+                Err(_) => Callable::Untyped(func),
+            })
+        })
         .collect();
     let rewrite_headers = instance.get_typed_func(&mut store, "mp_rewrite_headers_from")?;
     let pending = instance.get_typed_func(&mut store, "mp_pending")?;
@@ -290,9 +305,21 @@ pub unsafe extern "system" fn Java_dev_mirrorpid_Wasmtime_call(
     a4: jlong,
 ) -> jlong {
     let loaded = &mut *(instance as *mut Loaded);
-    let Some(Some(func)) = loaded.exports.get(export as usize).cloned() else {
-        throw(env, &format!("the module has no export #{export}"));
-        return 0;
+    let func = match loaded.exports.get(export as usize).cloned() {
+        Some(Some(Callable::Untyped(func))) => func,
+        Some(Some(Callable::Handle(typed))) => {
+            return match typed.call(&mut loaded.store, a0 as i32) {
+                Ok(status) => with_pages(loaded, status),
+                Err(e) => {
+                    throw(env, &format!("TRAP in {}: {e:#}", EXPORTS[export as usize]));
+                    0
+                }
+            };
+        }
+        _ => {
+            throw(env, &format!("the module has no export #{export}"));
+            return 0;
+        }
     };
     let ty = func.ty(&loaded.store);
     let args: Vec<Val> = ty

@@ -75,7 +75,7 @@ public final class Mirror {
         check(resume.isEmpty(), "a new partition resumes nothing");
 
         // Each fetch of a source partition: rewrite, persist, confirm, drop copies, place,
-        // append, checkpoint.
+        // append; the paths' checkpoints once a second.
         MemoryRecords fetched = MemoryRecords.withTransactionalRecords(0L, Compression.NONE, 0L, (short) 0, 0, 0,
                 new SimpleRecord("e0".getBytes(), "v".getBytes())); // east's transaction, left open
         MirrorLoop.Appended east = loop.mirror(EAST, fetched, nowMs); // then fetch from east.nextSourceOffset()
@@ -85,7 +85,9 @@ public final class Mirror {
         check(east.batches() == 1 && west.batches() == 1 && east.nextSourceOffset() == 1
                 && west.nextSourceOffset() == 2, "both fetches appended: " + east + ", " + west);
 
-        // Losing leadership: the mapper's memory goes with it.
+        // Losing leadership: the paths' checkpoints stored, so that the next leader fetches
+        // nothing again; the mapper's memory goes with it.
+        loop.checkpoint();
         loop.mapper().close();
 
         // The next leader: the same three logs, one epoch on.
@@ -120,7 +122,9 @@ public final class Mirror {
         }
         check(pids[0] != pids[1] && pids[0] > 0 && pids[1] > 0, "each producer its own PID: " + pids[0] + ", "
                 + pids[1]);
-        // Losing leadership: the mapper's memory goes with it.
+        // Losing leadership: the paths' checkpoints stored, so that the next leader fetches
+        // nothing again; the mapper's memory goes with it.
+        loop.checkpoint();
         loop.mapper().close();
         System.out.println("east's and west's producer 0 are " + pids[0] + " and " + pids[1]
                 + " here; east's transaction committed through a leader change");

@@ -211,6 +211,7 @@ public final class Topologies {
         /** Becomes the partition's leader of {@code epoch}, as the README shows. */
         void lead(int epoch) {
             if (loop != null) {
+                loop.checkpoint();
                 loop.mapper().close();
             }
             MapperConfig config = MapperConfig.builder(TOPIC, 0).origins(origins).build();

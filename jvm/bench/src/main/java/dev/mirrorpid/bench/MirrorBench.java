@@ -51,9 +51,11 @@ import org.openjdk.jmh.annotations.Warmup;
 
 /**
  * End-to-end mirror throughput, side by side in one run: a fetch of 1 MiB of batches arrives,
- * goes through mirrorpid-kafka's {@link MirrorLoop} (the rewrite, the copy check, the placing,
- * the path's checkpoint), and is appended to a Kafka {@code UnifiedLog} with {@code
- * appendAsFollower}, which checks every batch's CRC and writes the segment. {@code verbatim}
+ * goes through mirrorpid-kafka's {@link MirrorLoop} (the rewrite, the copy check, the placing;
+ * the paths' checkpoint, which the loop stores once a second by default, is in no invocation,
+ * as it is in one fetch of hundreds of a running mirror), and is appended to a Kafka {@code
+ * UnifiedLog} with {@code appendAsFollower}, which checks every batch's CRC and writes the
+ * segment. {@code verbatim}
  * places and appends alike without the rewrite ({@link NaiveLoop});
  * {@code rewrite} is the arrival and mirrorpid's rewrite alone, {@code land} the arrival alone,
  * so that {@code rewrite - land} is mirrorpid's share of the whole.

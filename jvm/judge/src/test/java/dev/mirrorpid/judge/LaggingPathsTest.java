@@ -199,7 +199,7 @@ class LaggingPathsTest {
     }
 
     /** One step of a schedule at D. */
-    private sealed interface Step permits Fetch, Elect, Crash, Expire {}
+    private sealed interface Step permits Fetch, Elect, Crash, Expire, Store {}
 
     /** D fetches from a path (B or C) up to just after A's {@code items}-th batch. */
     private record Fetch(String path, int items) implements Step {
@@ -236,12 +236,21 @@ class LaggingPathsTest {
         }
     }
 
+    /** D stores its paths' checkpoints (a loop that defers them stores them only then). */
+    private record Store() implements Step {
+        @Override
+        public String toString() {
+            return "checkpoint";
+        }
+    }
+
     private static Fetch fetch(String path, int items) {
         return new Fetch(path, items);
     }
 
     private static final Elect ELECT = new Elect();
     private static final Expire EXPIRE = new Expire();
+    private static final Store STORE = new Store();
 
     /** What one run left at D. */
     private record Outcome(String verdict, String producers, List<String> refused, int copies) {}
@@ -259,7 +268,19 @@ class LaggingPathsTest {
 
     /** Runs {@code schedule} at a fresh D and judges what it left. */
     private static Outcome run(World w, List<Step> schedule, Lane.Carried carried) throws IOException {
+        return run(w, schedule, carried, 0);
+    }
+
+    /**
+     * As above, D's loop storing its checkpoint once {@code checkpointIntervalMs} passed on D's
+     * clock ({@link Long#MAX_VALUE}: at a {@link Store} step or an expiry only).
+     */
+    private static Outcome run(World w, List<Step> schedule, Lane.Carried carried, long checkpointIntervalMs)
+            throws IOException {
         try (Lane d = w.d(carried)) {
+            if (checkpointIntervalMs != 0) {
+                d.checkpointEvery(checkpointIntervalMs);
+            }
             MirrorLoop.Step crash = null;
             boolean expired = false;
             for (Step s : schedule) {
@@ -271,6 +292,8 @@ class LaggingPathsTest {
                     d.destination.log().producerStateManager().removeExpiredProducers(clock.milliseconds());
                     d.loop().expire(clock.milliseconds());
                     expired = true;
+                } else if (s instanceof Store) {
+                    d.loop().checkpoint();
                 } else if (s instanceof Crash x) {
                     crash = x.step();
                 } else {
@@ -464,6 +487,9 @@ class LaggingPathsTest {
                 int expiries = 0;
                 for (int seed = 0; seed < SCHEDULES; seed++) {
                     Random random = new Random(seed);
+                    // Every other schedule's checkpoints deferred: a leader change or a crash then
+                    // loses several fetches of each path, whose paths fetch them again.
+                    boolean deferred = seed % 2 == 1;
                     List<Step> schedule = new ArrayList<>();
                     Map<String, Integer> at = new HashMap<>(Map.of("B", 0, "C", 0));
                     int steps = 4 + random.nextInt(16);
@@ -476,22 +502,25 @@ class LaggingPathsTest {
                             schedule.add(fetch(path, to));
                         } else if (pick < 65) {
                             schedule.add(ELECT);
-                        } else if (pick < 85) {
+                        } else if (pick < 80) {
                             MirrorLoop.Step[] points = MirrorLoop.Step.values();
                             schedule.add(new Crash(points[random.nextInt(points.length)]));
+                        } else if (pick < 88 && deferred) {
+                            schedule.add(STORE);
                         } else {
                             schedule.add(EXPIRE);
                             expiries++;
                         }
                     }
                     List<Step> all = complete(schedule, random.nextBoolean() ? "B" : "C");
-                    Outcome o = run(w, all, Lane.Carried.ALL);
-                    assertNull(o.verdict(), tv + ", seed " + seed + ": " + all);
+                    Outcome o = run(w, all, Lane.Carried.ALL, deferred ? Long.MAX_VALUE : 0);
+                    assertNull(o.verdict(), tv + ", seed " + seed + (deferred ? ", checkpoints deferred" : "") + ": "
+                            + all);
                 }
                 assertTrue(expiries > SCHEDULES / 4, "the schedules expire producers: " + expiries);
                 REPORT.judged("three producers of A (two transactional, restarted with and without a transaction "
                         + "open; one idempotent) through " + SCHEDULES + " random schedules of lags, leader changes, "
-                        + "crashes and expiry at D; transaction version " + tv.featureLevel(), "mirrorpid",
+                        + "crashes, checkpoints deferred (every other schedule) and expiry at D; transaction version " + tv.featureLevel(), "mirrorpid",
                         "one entry per producer not expired, with A's epoch and last sequence", List.of(), 0, null);
             }
         }

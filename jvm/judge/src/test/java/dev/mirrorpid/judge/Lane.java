@@ -80,6 +80,11 @@ final class Lane implements AutoCloseable {
     private final Map<String, List<String>> origins;
     /** The lane's clock: its destination log's, and the mirror's now. */
     private final Time time;
+    /**
+     * How long the loop's checkpoint may go unstored: 0, after every fetch, unless a test defers
+     * it ({@link #checkpointEvery}), so that a leader change loses what the test arranges.
+     */
+    private long checkpointIntervalMs = 0;
     /** The crash a test armed, at the loop's next step of that kind. */
     private MirrorLoop.Step crashAt;
 
@@ -151,7 +156,7 @@ final class Lane implements AutoCloseable {
         };
         if (dropCopies) {
             loop = MirrorLoop.builder(destination.log(), leaderEpoch, state, paths)
-                    .recover(MODULE, config()).steps(steps).build();
+                    .recover(MODULE, config()).steps(steps).checkpointIntervalMs(checkpointIntervalMs).build();
             next.clear();
             for (PathCheckpoint c : paths.read().paths().values()) {
                 next.put(c.path(), c.nextOffset());
@@ -160,6 +165,20 @@ final class Lane implements AutoCloseable {
             PidMapper mapper = state.recover(MODULE::restore, () -> MODULE.newMapper(config()));
             naive = new NaiveLoop(destination.log(), leaderEpoch, state, mapper, steps);
         }
+    }
+
+    /**
+     * Makes the loop store its checkpoint once {@code ms} passed on the lane's clock ({@link
+     * Long#MAX_VALUE}: only when a test calls {@link MirrorLoop#checkpoint()} or expires); a
+     * lane that mirrored nothing yet leads again to take it.
+     */
+    void checkpointEvery(long ms) {
+        if (!next.isEmpty() || copies > 0) {
+            throw new IllegalStateException("set the checkpoint interval before the lane mirrors");
+        }
+        checkpointIntervalMs = ms;
+        loop().mapper().close();
+        lead();
     }
 
     MapperConfig config() {

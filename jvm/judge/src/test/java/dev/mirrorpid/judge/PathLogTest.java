@@ -38,7 +38,7 @@ class PathLogTest {
         File dir = Files.createTempDirectory("mirrorpid-paths").toFile();
         try (Destination d = Destination.compacted(dir, "__mirror_paths", 0)) {
             PathLog paths = new PathLog(d.log(), 1);
-            assertEquals(new PathLog.Resume(Map.of(), -1), paths.read(), "an empty log: nothing to resume");
+            assertEquals(new PathLog.Resume(Map.of(), Map.of(), -1), paths.read(), "an empty log: nothing to resume");
             paths.leading(7);
             paths.store("east", 10, 12, Map.of(5L, AT_3, 9L, AT_3));
             paths.store("west", 4, 13, Map.of(5L, AT_3));
@@ -51,9 +51,38 @@ class PathLogTest {
             paths.leading(30);
             assertEquals(30, paths.read().destinationEnd(), "a leader started after the checkpoints");
 
+            assertEquals(Map.of(), paths.read().tail(), "no leader stored a tail");
+
             assertThrows(IllegalArgumentException.class, () -> paths.store("", 1, 1, Map.of()));
             assertThrows(IllegalArgumentException.class, () -> paths.store("east", -1, 1, Map.of()));
             assertThrows(IllegalArgumentException.class, () -> paths.store("east", 1, 1, Map.of(-5L, AT_3)));
+        } finally {
+            KafkaLogs.delete(dir);
+        }
+    }
+
+    /**
+     * Several paths' checkpoints stored at once are one batch, at one log end; a leader's tail is
+     * stored with its log end, read back until a later leader's replaces it or it is forgotten.
+     */
+    @Test
+    void checkpointsStoredTogetherAndTheTailAreOneBatchEach() throws Exception {
+        File dir = Files.createTempDirectory("mirrorpid-paths-tail").toFile();
+        try (Destination d = Destination.compacted(dir, "__mirror_paths", 0)) {
+            PathLog paths = new PathLog(d.log(), 1);
+            paths.store(List.of(new PathCheckpoint("east", 10, 40, Map.of(5L, AT_3)),
+                    new PathCheckpoint("west", 4, 40, Map.of(5L, MARKER, 9L, AT_3))));
+            assertEquals(1, d.batches().size(), "two paths' checkpoints in one batch");
+            paths.leading(50, Map.of(5L, MARKER, 9L, AT_3));
+            assertEquals(2, d.batches().size(), "the tail and the leader's log end in one batch");
+            PathLog.Resume resume = paths.read();
+            assertEquals(50, resume.destinationEnd());
+            assertEquals(Map.of(5L, MARKER, 9L, AT_3), resume.tail());
+            assertEquals(new PathCheckpoint("west", 4, 40, Map.of(5L, MARKER, 9L, AT_3)), resume.paths().get("west"));
+            paths.leading(60, Map.of(9L, MARKER));
+            paths.forget(Map.of(), Set.of(5L));
+            assertEquals(Map.of(9L, MARKER), paths.read().tail(), "the later tail's position, 5 forgotten");
+            assertThrows(IllegalArgumentException.class, () -> paths.leading(-1, Map.of()));
         } finally {
             KafkaLogs.delete(dir);
         }
@@ -74,7 +103,12 @@ class PathLogTest {
             new Object[] {key(1, 1, "east"), new byte[15], "a path record ends before the PID"},
             new Object[] {pid(key(1, 1, "east"), -3), new byte[15], "path east has a position for PID -3"},
             new Object[] {pid(key(1, 1, "east"), 3), new byte[14], "a path record ends before the position"},
-            new Object[] {pid(key(1, 1, "east"), 3), flags(4), "unknown flags 4 in path east's position for PID 3"});
+            new Object[] {pid(key(1, 1, "east"), 3), flags(4), "unknown flags 4 in path east's position for PID 3"},
+            new Object[] {key(1, 3), new byte[15], "a path record ends before the PID"},
+            new Object[] {pid(key(1, 3), -3), new byte[15], "the tail has a position for PID -3"},
+            new Object[] {pid(pid(key(1, 3), 3), 0), new byte[15], "a tail's key has 8 bytes too many"},
+            new Object[] {pid(key(1, 3), 3), new byte[16], "a position has 1 bytes too many"},
+            new Object[] {pid(key(1, 3), 3), flags(4), "unknown flags 4 in the tail's position for PID 3"});
 
     @Test
     void recordsTheLibraryNeverWroteAreRefusedByName() throws Exception {

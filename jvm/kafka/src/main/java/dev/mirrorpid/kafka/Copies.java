@@ -81,26 +81,38 @@ public final class Copies {
 
     /**
      * The positions of {@code checkpoints}, as a new leader of {@code log} takes them over, with
-     * what the log holds from offset {@code tail} on (-1: nothing), the log end when the latest
-     * checkpoint was stored or the latest leader started: the batches a leader appended and
-     * died before it checkpointed. Its path fetches them again, and when Kafka has expired their
-     * producers meanwhile (a producer's entry ages by its batches' timestamps, so a backlog
-     * mirrored late expires at once), only this tail says that they are copies.
+     * the tail: the batches that no stored checkpoint covers, which a leader appended and died
+     * (or stopped) before it checkpointed them. Their paths fetch them again, and when Kafka has
+     * expired their producers meanwhile (a producer's entry ages by its batches' timestamps, so
+     * a backlog mirrored late expires at once), only the tail says that they are copies. It is
+     * {@code storedTail}, what earlier leaders read of it (by PID), and what the log holds from
+     * offset {@code tail} on (-1: nothing), the log end when the latest checkpoint was stored or
+     * the latest leader started; a leader stores the whole ({@link #tail()}) as it starts.
      */
-    public static Copies restore(Collection<PathCheckpoint> checkpoints, UnifiedLog log, long tail, long horizonMs) {
+    public static Copies restore(Collection<PathCheckpoint> checkpoints, Map<Long, Position> storedTail,
+            UnifiedLog log, long tail, long horizonMs) {
         Copies copies = new Copies(horizonMs);
         for (PathCheckpoint c : checkpoints) {
             if (copies.paths.put(c.path(), new HashMap<>(c.positions())) != null) {
                 throw new IllegalArgumentException("two checkpoints of path " + c.path());
             }
         }
+        copies.tail.putAll(storedTail);
         if (tail >= 0) {
             copies.readTail(log, tail);
         }
         return copies;
     }
 
-    /** Where each producer stands in {@code log} from offset {@code from} to its end. */
+    /** Where each producer stands in the log beyond the checkpoints, by PID (read-only). */
+    public Map<Long, Position> tail() {
+        return java.util.Collections.unmodifiableMap(tail);
+    }
+
+    /**
+     * Where each producer stands in {@code log} from offset {@code from} to its end, over what
+     * the tail held: the log's later batches are further along each producer's stream.
+     */
     private void readTail(UnifiedLog log, long from) {
         CompactedPartition.forEachBatch(log, from, (batch, offset) -> {
             long pid = batch.producerId();
@@ -264,11 +276,19 @@ public final class Copies {
     }
 
     /**
+     * What {@link #forget} forgot.
+     *
+     * @param paths the PIDs whose positions were forgotten, by path
+     * @param tail the PIDs whose tail positions were forgotten
+     */
+    public record Forgotten(Map<String, Set<Long>> paths, Set<Long> tail) {}
+
+    /**
      * Forgets the positions of PIDs that Kafka's producer state no longer holds and that no
      * path carried for longer than the horizon, and the tail's positions that a path has
-     * reached; returns the paths' by path.
+     * reached.
      */
-    public Map<String, Set<Long>> forget(UnifiedLog log, long nowMs) {
+    public Forgotten forget(UnifiedLog log, long nowMs) {
         Map<String, Set<Long>> forgotten = new HashMap<>();
         for (Map.Entry<String, Map<Long, Position>> path : paths.entrySet()) {
             Iterator<Map.Entry<Long, Position>> it = path.getValue().entrySet().iterator();
@@ -281,10 +301,17 @@ public final class Copies {
                 }
             }
         }
-        tail.entrySet().removeIf(e -> paths.values().stream()
-                .anyMatch(p -> p.containsKey(e.getKey()) && p.get(e.getKey()).atOrBeyond(e.getValue())));
+        Set<Long> reached = new HashSet<>();
+        tail.entrySet().removeIf(e -> {
+            boolean out = paths.values().stream()
+                    .anyMatch(p -> p.containsKey(e.getKey()) && p.get(e.getKey()).atOrBeyond(e.getValue()));
+            if (out) {
+                reached.add(e.getKey());
+            }
+            return out;
+        });
         generation++;
-        return forgotten;
+        return new Forgotten(forgotten, reached);
     }
 
     /**

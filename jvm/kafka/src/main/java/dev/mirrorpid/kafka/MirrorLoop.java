@@ -6,10 +6,11 @@ import dev.mirrorpid.RewriteResult;
 import dev.mirrorpid.StateRecord;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
-import java.util.Set;
+import java.util.TreeMap;
 import java.util.function.Supplier;
 import org.apache.kafka.common.record.internal.MemoryRecords;
 import org.apache.kafka.common.record.internal.MutableRecordBatch;
@@ -37,8 +38,10 @@ import org.apache.kafka.storage.internals.log.UnifiedLog;
  *       leader's. Both lie outside the CRC, so the rewrite's CRC patch stays valid;
  *   <li><b>append</b> with origin REPLICATION ({@link UnifiedLog#appendAsFollower}), which keeps
  *       those offsets and checks every CRC;
- *   <li><b>checkpoint</b> the path: its next source offset and where it now stands in each
- *       producer's stream, in one batch ({@link PathLog#store});
+ *   <li><b>checkpoint</b> the paths, when the last checkpoint is {@linkplain
+ *       Builder#checkpointIntervalMs older than the interval}: each path's next source offset
+ *       and where it now stands in each producer's stream, every path that moved since, in one
+ *       batch ({@link PathLog#store});
  *   <li><b>snapshot</b> the mapper when the rewrite asks for one ({@link
  *       RewriteResult#snapshotRequired()}: a collision under {@code collisions} durability needs
  *       it; {@link StateLog#storeSnapshot} keeps it with the {@code __mirror_state} offset it
@@ -46,8 +49,12 @@ import org.apache.kafka.storage.internals.log.UnifiedLog;
  * </ol>
  *
  * A crash anywhere is safe: before step 3 the new leader maps the same batches the same way
- * from the records; between the append and the checkpoint it fetches the batches again and
- * drops them as copies. The class is single-threaded, as a partition's fetcher is.
+ * from the records; after the append and before the checkpoint that covers it, the new leader
+ * fetches the batches again from each path's last checkpoint and drops them as copies, as it
+ * would a lagging path's. The checkpoint is a Kafka append of its own, so it is taken once an
+ * interval, as Kafka checkpoints its replicas' high watermarks: what a crash costs is the
+ * interval's fetches, fetched and judged again. The class is single-threaded, as a partition's
+ * fetcher is.
  */
 public final class MirrorLoop {
     private final UnifiedLog destination;
@@ -57,6 +64,24 @@ public final class MirrorLoop {
     private final PidMapper mapper;
     private final Copies copies;
     private final Steps steps;
+    private final long checkpointIntervalMs;
+    /** What each path moved since the last checkpoint, by path: stored together at the next. */
+    private final Map<String, Unstored> unstored = new TreeMap<>();
+    /** The clock of the fetch that stored the last checkpoint (of the first fetch, before one). */
+    private long storedMs = Long.MIN_VALUE;
+
+    /**
+     * How long a path's progress may go unstored by default: one second, so that a checkpoint
+     * (a Kafka append of its own) costs a busy partition one append a second, and a new leader
+     * fetches and judges again at most about a second of each path.
+     */
+    public static final long DEFAULT_CHECKPOINT_INTERVAL_MS = 1_000;
+
+    /** One path's progress since its last stored checkpoint. */
+    private static final class Unstored {
+        long nextOffset;
+        final Map<Long, PathCheckpoint.Position> moved = new HashMap<>();
+    }
 
     /** The steps of {@link #mirror} after which its work is durable in part. */
     public enum Step {
@@ -94,7 +119,7 @@ public final class MirrorLoop {
     public record Appended(long firstOffset, long lastOffset, int batches, int copies, long nextSourceOffset) {}
 
     private MirrorLoop(UnifiedLog destination, int leaderEpoch, StateLog state, PathLog paths, PidMapper mapper,
-            Copies copies, Steps steps) {
+            Copies copies, Steps steps, long checkpointIntervalMs) {
         this.destination = Objects.requireNonNull(destination, "destination");
         this.leaderEpoch = leaderEpoch;
         this.state = Objects.requireNonNull(state, "state");
@@ -102,6 +127,7 @@ public final class MirrorLoop {
         this.mapper = Objects.requireNonNull(mapper, "mapper");
         this.copies = copies;
         this.steps = Objects.requireNonNull(steps, "steps");
+        this.checkpointIntervalMs = checkpointIntervalMs;
     }
 
     /**
@@ -131,6 +157,7 @@ public final class MirrorLoop {
         private final PathLog paths;
         private Supplier<PidMapper> mapper;
         private long horizonMs = Copies.DEFAULT_HORIZON_MS;
+        private long checkpointIntervalMs = DEFAULT_CHECKPOINT_INTERVAL_MS;
         private Steps steps = step -> {};
 
         private Builder(UnifiedLog destination, int leaderEpoch, StateLog state, PathLog paths) {
@@ -161,6 +188,22 @@ public final class MirrorLoop {
             return this;
         }
 
+        /**
+         * How long, on the clock {@link #mirror} is given, the paths' progress may go unstored
+         * ({@link #DEFAULT_CHECKPOINT_INTERVAL_MS}): a fetch stores the checkpoint when the last
+         * one is older, or the clock went back. 0 stores it after every fetch; {@link
+         * Long#MAX_VALUE} only when {@link #checkpoint()} or {@link #expire} is called.
+         *
+         * @throws IllegalArgumentException a negative interval
+         */
+        public Builder checkpointIntervalMs(long ms) {
+            if (ms < 0) {
+                throw new IllegalArgumentException("negative checkpoint interval " + ms);
+            }
+            this.checkpointIntervalMs = ms;
+            return this;
+        }
+
         /** Who is told of each step ({@link Steps}). */
         public Builder steps(Steps steps) {
             this.steps = Objects.requireNonNull(steps, "steps");
@@ -176,10 +219,12 @@ public final class MirrorLoop {
                 throw new IllegalStateException("a mirror loop needs a mapper: recover(...) or mapper(...)");
             }
             PathLog.Resume resume = paths.read();
-            Copies copies = Copies.restore(resume.paths().values(), destination, resume.destinationEnd(), horizonMs);
+            Copies copies = Copies.restore(resume.paths().values(), resume.tail(), destination,
+                    resume.destinationEnd(), horizonMs);
             PidMapper recovered = mapper.get();
-            paths.leading(destination.logEndOffset());
-            return new MirrorLoop(destination, leaderEpoch, state, paths, recovered, copies, steps);
+            paths.leading(destination.logEndOffset(), copies.tail());
+            return new MirrorLoop(destination, leaderEpoch, state, paths, recovered, copies, steps,
+                    checkpointIntervalMs);
         }
     }
 
@@ -227,36 +272,62 @@ public final class MirrorLoop {
         Copies.Judging judging = copies.begin(destination, path, nowMs);
         long next = destination.logEndOffset();
         long nextSource = -1;
-        int dropped = 0;
-        List<MutableRecordBatch> kept = new ArrayList<>();
+        int kept = 0;
         for (MutableRecordBatch batch : batches.batches()) {
             nextSource = batch.nextOffset();
             if (judging.isCopy(batch)) {
-                dropped++;
                 continue;
             }
             long delta = batch.lastOffset() - batch.baseOffset();
             batch.setLastOffset(next + delta);
             batch.setPartitionLeaderEpoch(leaderEpoch);
-            kept.add(batch);
+            kept++;
             next += delta + 1;
         }
         Copies.Judgement judgement = judging.end();
         long first = -1;
         long last = -1;
-        if (!kept.isEmpty()) {
-            MemoryRecords placed = dropped == 0 ? batches : concatenate(kept);
+        if (kept > 0) {
+            MemoryRecords placed = judgement.copies() == 0 ? batches : kept(batches, judgement);
             LogAppendInfo info = destination.appendAsFollower(placed, leaderEpoch);
             first = info.firstOffset();
             last = info.lastOffset();
         }
         steps.reached(Step.APPENDED);
         copies.apply(judgement);
-        paths.store(path, nextSource, destination.logEndOffset(), judgement.moved());
+        Unstored moved = unstored.computeIfAbsent(path, p -> new Unstored());
+        moved.nextOffset = nextSource;
+        moved.moved.putAll(judgement.moved());
+        if (storedMs == Long.MIN_VALUE) {
+            storedMs = nowMs;
+        }
+        if (nowMs - storedMs >= checkpointIntervalMs || nowMs < storedMs) {
+            checkpoint();
+            storedMs = nowMs;
+        }
         if (result.snapshotRequired()) {
             snapshot();
         }
-        return new Appended(first, last, kept.size(), judgement.copies(), nextSource);
+        return new Appended(first, last, kept, judgement.copies(), nextSource);
+    }
+
+    /**
+     * Stores the checkpoint of every path that moved since the last one, in one batch with the
+     * destination's log end, now; a leader that stops leading calls it last, so that the next
+     * one fetches nothing again. The loop stores one itself once an interval ({@link
+     * Builder#checkpointIntervalMs}).
+     */
+    public void checkpoint() {
+        if (unstored.isEmpty()) {
+            return;
+        }
+        long end = destination.logEndOffset();
+        List<PathCheckpoint> checkpoints = new ArrayList<>(unstored.size());
+        for (Map.Entry<String, Unstored> e : unstored.entrySet()) {
+            checkpoints.add(new PathCheckpoint(e.getKey(), e.getValue().nextOffset, end, e.getValue().moved));
+        }
+        paths.store(checkpoints);
+        unstored.clear();
     }
 
     /**
@@ -279,19 +350,26 @@ public final class MirrorLoop {
     public List<StateRecord> expire(long nowMs) {
         List<StateRecord> tombstones = mapper.expire(nowMs);
         state.append(tombstones);
-        Map<String, Set<Long>> forgotten = copies.forget(destination, nowMs);
-        paths.forget(forgotten);
+        // Stored first, so that no position forgotten below is stored again after its tombstone.
+        checkpoint();
+        Copies.Forgotten forgotten = copies.forget(destination, nowMs);
+        paths.forget(forgotten.paths(), forgotten.tail());
         return tombstones;
     }
 
-    /** The batches in one new buffer, in order. */
-    private static MemoryRecords concatenate(List<MutableRecordBatch> batches) {
+    /** The batches of {@code batches} that {@code judgement} did not find copies, in one new buffer. */
+    private static MemoryRecords kept(MemoryRecords batches, Copies.Judgement judgement) {
+        List<MutableRecordBatch> kept = new ArrayList<>();
         int size = 0;
-        for (MutableRecordBatch b : batches) {
-            size += b.sizeInBytes();
+        int index = 0;
+        for (MutableRecordBatch b : batches.batches()) {
+            if (!judgement.isCopy(index++)) {
+                kept.add(b);
+                size += b.sizeInBytes();
+            }
         }
         ByteBuffer out = ByteBuffer.allocate(size);
-        for (MutableRecordBatch b : batches) {
+        for (MutableRecordBatch b : kept) {
             b.writeTo(out);
         }
         out.flip();

@@ -4,11 +4,13 @@ import dev.mirrorpid.kafka.PathCheckpoint.Position;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
+import java.util.TreeSet;
 import org.apache.kafka.storage.internals.log.UnifiedLog;
 
 /**
@@ -18,16 +20,20 @@ import org.apache.kafka.storage.internals.log.UnifiedLog;
  * {@link Copies} needs to judge the path's markers after a leader change.
  *
  * <p>Each record is keyed by what it says, so compaction keeps the latest of each: a path's
- * next offset, a path's position for one PID (a tombstone when the position was forgotten), or
- * the destination's log end when the latest leader started.
- * {@link #store} writes one fetch's changes in one batch, so a new leader reads a path's
- * offset and positions as of the same append. The format, version 1, all big-endian: the key is
- * {@code int16} version, {@code int8} kind (0 next offset, 1 position, 2 leader), then but for a
- * leader {@code int16} length and the path's UTF-8 bytes, and for a position the {@code int64}
- * PID; an offset's value is the {@code int64} next source offset and the {@code int64}
- * destination log end, a leader's that log end, a position's is {@code int16} epoch, {@code int32} last sequence, {@code
- * int8} flags (1: a marker came after that batch) and the {@code int64} clock when the path
- * last carried the producer.
+ * next offset, a path's position for one PID (a tombstone when the position was forgotten),
+ * the destination's log end when the latest leader started, or where a producer stands in the
+ * destination's log beyond the checkpoints (the tail, {@link Copies#restore}), as the latest
+ * leader found it. {@link #store} writes a checkpoint's changes in one batch, so a new leader
+ * reads a path's offset and positions as of the same append; {@link #leading} writes the tail
+ * and the leader's log end in one, so that the tail a leader read is not lost when the next
+ * one reads the log only from that end. The format, version 1, all big-endian: the key is
+ * {@code int16} version, {@code int8} kind (0 next offset, 1 position, 2 leader, 3 tail), then
+ * for an offset or a position the {@code int16} length and the path's UTF-8 bytes, and for a
+ * position or a tail the {@code int64} PID; an offset's value is the {@code int64} next source
+ * offset and the {@code int64} destination log end, a leader's that log end, a position's or a
+ * tail's is {@code int16} epoch, {@code int32} last sequence, {@code int8} flags (1: a marker
+ * came after that batch) and the {@code int64} clock when the path last carried the producer
+ * (0 in a tail).
  */
 public final class PathLog {
     /** The only record version this library writes and reads. */
@@ -35,6 +41,7 @@ public final class PathLog {
     private static final byte KIND_OFFSET = 0;
     private static final byte KIND_POSITION = 1;
     private static final byte KIND_LEADER = 2;
+    private static final byte KIND_TAIL = 3;
     private static final int POSITION_VALUE_BYTES = Short.BYTES + Integer.BYTES + 1 + Long.BYTES;
     private static final int FLAG_MARKER = 1;
 
@@ -58,16 +65,24 @@ public final class PathLog {
      * @throws IllegalArgumentException what {@link PathCheckpoint}'s constructor refuses
      */
     public void store(String path, long nextOffset, long destinationEnd, Map<Long, Position> moved) {
-        PathCheckpoint checked = new PathCheckpoint(path, nextOffset, destinationEnd, moved);
-        List<CompactedPartition.Entry> entries = new ArrayList<>(moved.size() + 1);
-        for (Map.Entry<Long, Position> e : checked.positions().entrySet()) {
-            Position p = e.getValue();
-            ByteBuffer value = ByteBuffer.allocate(POSITION_VALUE_BYTES).putShort(p.epoch()).putInt(p.lastSequence())
-                    .put((byte) (p.afterMarker() ? FLAG_MARKER : 0)).putLong(p.lastMs());
-            entries.add(new CompactedPartition.Entry(key(KIND_POSITION, path, e.getKey()), value.array()));
+        store(List.of(new PathCheckpoint(path, nextOffset, destinationEnd, moved)));
+    }
+
+    /**
+     * Stores {@code checkpoints}, each with the positions that moved since its path's last one,
+     * in one batch; returns once Kafka's log holds it. A mirror that checkpoints several paths
+     * at once stores them together, at one destination log end, so that every batch no stored
+     * checkpoint covers lies beyond the latest log end stored here.
+     */
+    public void store(List<PathCheckpoint> checkpoints) {
+        List<CompactedPartition.Entry> entries = new ArrayList<>();
+        for (PathCheckpoint c : checkpoints) {
+            for (Map.Entry<Long, Position> e : c.positions().entrySet()) {
+                entries.add(new CompactedPartition.Entry(key(KIND_POSITION, c.path(), e.getKey()), value(e.getValue())));
+            }
+            entries.add(new CompactedPartition.Entry(key(KIND_OFFSET, c.path(), -1),
+                    ByteBuffer.allocate(2 * Long.BYTES).putLong(c.nextOffset()).putLong(c.destinationEnd()).array()));
         }
-        entries.add(new CompactedPartition.Entry(key(KIND_OFFSET, path, -1),
-                ByteBuffer.allocate(2 * Long.BYTES).putLong(nextOffset).putLong(destinationEnd).array()));
         partition.append(entries);
     }
 
@@ -77,12 +92,28 @@ public final class PathLog {
      * lies beyond a log end stored here.
      */
     public void leading(long destinationEnd) {
+        leading(destinationEnd, Map.of());
+    }
+
+    /**
+     * Stores, in one batch, that a leader starts with the destination's log ending at {@code
+     * destinationEnd} and with {@code tail}, by PID: where each producer stands in the log
+     * beyond the checkpoints, as this leader read it ({@link Copies#tail()}). The next leader
+     * reads the log only from {@code destinationEnd}, so the tail below it is kept here.
+     *
+     * @throws IllegalArgumentException a negative log end or PID
+     */
+    public void leading(long destinationEnd, Map<Long, Position> tail) {
         if (destinationEnd < 0) {
             throw new IllegalArgumentException("negative destination end " + destinationEnd);
         }
+        List<CompactedPartition.Entry> entries = new ArrayList<>(tail.size() + 1);
+        for (Map.Entry<Long, Position> e : new TreeMap<>(tail).entrySet()) {
+            entries.add(new CompactedPartition.Entry(tailKey(e.getKey()), value(e.getValue())));
+        }
         byte[] key = ByteBuffer.allocate(Short.BYTES + 1).putShort(VERSION).put(KIND_LEADER).array();
-        partition.append(List.of(new CompactedPartition.Entry(key,
-                ByteBuffer.allocate(Long.BYTES).putLong(destinationEnd).array())));
+        entries.add(new CompactedPartition.Entry(key, ByteBuffer.allocate(Long.BYTES).putLong(destinationEnd).array()));
+        partition.append(entries);
     }
 
     /**
@@ -91,19 +122,32 @@ public final class PathLog {
      * positions and no offset record (which {@link #store} never writes) is left out.
      *
      * @param paths each path's latest checkpoint
+     * @param tail where each producer stands in the log beyond the checkpoints, as the latest
+     *     leaders read it, by PID
      * @param destinationEnd the destination's log end when the latest checkpoint was stored or
      *     the latest leader started, whichever came later; a batch appended beyond it was
      *     appended by a leader that died before checkpointing it
      */
-    public record Resume(Map<String, PathCheckpoint> paths, long destinationEnd) {}
+    public record Resume(Map<String, PathCheckpoint> paths, Map<Long, Position> tail, long destinationEnd) {}
 
     /** Stores, in one batch, that the positions {@code forgotten} (PIDs by path) are gone. */
     public void forget(Map<String, Set<Long>> forgotten) {
+        forget(forgotten, Set.of());
+    }
+
+    /**
+     * Stores, in one batch, that the positions {@code forgotten} (PIDs by path) and the tail's
+     * positions of the PIDs {@code tail} are gone.
+     */
+    public void forget(Map<String, Set<Long>> forgotten, Set<Long> tail) {
         List<CompactedPartition.Entry> entries = new ArrayList<>();
         for (Map.Entry<String, Set<Long>> path : new TreeMap<>(forgotten).entrySet()) {
-            for (long pid : new java.util.TreeSet<>(path.getValue())) {
+            for (long pid : new TreeSet<>(path.getValue())) {
                 entries.add(new CompactedPartition.Entry(key(KIND_POSITION, path.getKey(), pid), null));
             }
+        }
+        for (long pid : new TreeSet<>(tail)) {
+            entries.add(new CompactedPartition.Entry(tailKey(pid), null));
         }
         partition.append(entries);
     }
@@ -117,6 +161,7 @@ public final class PathLog {
         long leader = -1;
         Map<String, long[]> offsets = new HashMap<>();
         Map<String, Map<Long, Position>> positions = new HashMap<>();
+        Map<Long, Position> tail = new TreeMap<>();
         for (CompactedPartition.Entry e : partition.read(0)) {
             ByteBuffer key = ByteBuffer.wrap(e.key());
             short version = need(key, Short.BYTES, "the key's version").getShort();
@@ -131,6 +176,19 @@ public final class PathLog {
                     ByteBuffer value = ByteBuffer.wrap(e.value());
                     leader = need(value, Long.BYTES, "the leader's log end").getLong();
                     end(value, "a leader's log end");
+                }
+                continue;
+            }
+            if (kind == KIND_TAIL) {
+                long pid = need(key, Long.BYTES, "the PID").getLong();
+                end(key, "a tail's key");
+                if (pid < 0) {
+                    throw new CorruptStateException("the tail has a position for PID " + pid);
+                }
+                if (e.value() == null) {
+                    tail.remove(pid);
+                } else {
+                    tail.put(pid, position(e.value(), "the tail", pid));
                 }
                 continue;
             }
@@ -168,10 +226,7 @@ public final class PathLog {
                     of.remove(pid);
                     continue;
                 }
-                need(value, POSITION_VALUE_BYTES, "the position");
-                Position p = new Position(value.getShort(), value.getInt(), flag(value.get(), path, pid), value.getLong());
-                end(value, "a position");
-                of.put(pid, p);
+                of.put(pid, position(e.value(), "path " + path, pid));
             } else {
                 throw new CorruptStateException("a path record of unknown kind " + kind);
             }
@@ -183,7 +238,25 @@ public final class PathLog {
                     positions.getOrDefault(e.getKey(), Map.of())));
             end = Math.max(end, e.getValue()[1]);
         }
-        return new Resume(java.util.Collections.unmodifiableMap(out), end);
+        return new Resume(Collections.unmodifiableMap(out), Collections.unmodifiableMap(tail), end);
+    }
+
+    /** A position's or a tail's value. */
+    private static byte[] value(Position p) {
+        return ByteBuffer.allocate(POSITION_VALUE_BYTES).putShort(p.epoch()).putInt(p.lastSequence())
+                .put((byte) (p.afterMarker() ? FLAG_MARKER : 0)).putLong(p.lastMs()).array();
+    }
+
+    /** The position stored in {@code bytes}, {@code whose} for {@code pid}. */
+    private static Position position(byte[] bytes, String whose, long pid) {
+        ByteBuffer value = need(ByteBuffer.wrap(bytes), POSITION_VALUE_BYTES, "the position");
+        Position p = new Position(value.getShort(), value.getInt(), flag(value.get(), whose, pid), value.getLong());
+        end(value, "a position");
+        return p;
+    }
+
+    private static byte[] tailKey(long pid) {
+        return ByteBuffer.allocate(Short.BYTES + 1 + Long.BYTES).putShort(VERSION).put(KIND_TAIL).putLong(pid).array();
     }
 
     private static byte[] key(byte kind, String path, long pid) {
@@ -197,9 +270,9 @@ public final class PathLog {
         return key.array();
     }
 
-    private static boolean flag(byte flags, String path, long pid) {
+    private static boolean flag(byte flags, String whose, long pid) {
         if ((flags & ~FLAG_MARKER) != 0) {
-            throw new CorruptStateException("unknown flags " + flags + " in path " + path + "'s position for PID " + pid);
+            throw new CorruptStateException("unknown flags " + flags + " in " + whose + "'s position for PID " + pid);
         }
         return flags == FLAG_MARKER;
     }
