@@ -10,8 +10,8 @@
 #                                   fetch of 1000; and a call doing nothing
 #   scripts/bench-jvm.sh mirror     MirrorBench: a real Fetch from a real broker
 #                                   process on loopback through MirrorLoop into
-#                                   Kafka's UnifiedLog, verbatim beside mirrorpid,
-#                                   three forks
+#                                   Kafka's UnifiedLog, verbatim beside mirrorpid in
+#                                   every invocation (paired), three forks
 #   scripts/bench-jvm.sh count [--one-producer] [--bytes] [BATCHES...]
 #                                   no timing: the WebAssembly instructions one
 #                                   rewrite runs, by function (InstructionCount)
@@ -44,8 +44,9 @@ case "${1:-}" in
     ;;
   mirror)
     shift
-    log "JMH: a real Fetch through MirrorLoop into Kafka's UnifiedLog, verbatim beside mirrorpid"
-    jmh mirror MirrorBench -p from=source -p path=verbatim,mirrorpid -p batchBytes=1024,16384,1048576 \
+    log "JMH: a real Fetch through MirrorLoop into Kafka's UnifiedLog, verbatim beside mirrorpid, paired"
+    # paired runs both paths in every invocation (path names none of them).
+    jmh mirror 'MirrorBench.paired$' -p from=source -p path=mirrorpid -p batchBytes=1024,16384,1048576 \
       -f 3 "$@"
     python3 scripts/perf-doc.py collect jmh "$out/mirror.json"
     ;;

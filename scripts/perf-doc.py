@@ -91,6 +91,11 @@ def collect_jmh(files):
             m = r["primaryMetric"]
             results[key] = {"score": round(m["score"], 3), "error": round(m["scoreError"], 3),
                             "unit": m["scoreUnit"], "forks": r.get("forks", 1)}
+            # A paired benchmark's counters, iteration by iteration (every fork's in turn).
+            counters = {k: [x for fork in v.get("rawData", []) for x in fork]
+                        for k, v in r.get("secondaryMetrics", {}).items() if k.endswith("Ns") or k == "pairs"}
+            if "pairs" in counters:
+                results[key]["iterations"] = counters
             jdk = f"{r.get('vmName', '')} {r.get('jdkVersion', '')}".strip()
     save("jmh", {"machine": machine(), "jdk": jdk, "command": "scripts/bench-jvm.sh", "results": results})
 
@@ -238,11 +243,36 @@ def t_jvm():
                                      "COMPILER (Chicory)"], rows), f", {data['jdk']}{note}")
 
 
+def t_quantile(nu):
+    """Student's t for a two-sided 99.9 % interval with `nu` degrees of freedom (JMH's
+    interval), by the Cornish-Fisher expansion of the normal quantile."""
+    z = 3.2905267
+    return z + (z ** 3 + z) / (4 * nu) + (5 * z ** 5 + 16 * z ** 3 + 3 * z) / (96 * nu ** 2)
+
+
+def mean_and_error(xs):
+    """The mean of `xs` and the half-width of its 99.9 % interval."""
+    n = len(xs)
+    mean = sum(xs) / n
+    sd = (sum((x - mean) ** 2 for x in xs) / (n - 1)) ** 0.5
+    return mean, t_quantile(n - 1) * sd / n ** 0.5
+
+
 def t_mirror():
     data = load("jmh")
     r = data["results"]
     rows = []
     for size in ["1024", "16384", "1048576"]:
+        p = jmh_find(r, "MirrorBench.paired", batchBytes=size, **{"from": "source"})
+        if p and "iterations" in p:
+            it = p["iterations"]
+            v = [ns / n / 1000 for ns, n in zip(it["verbatimNs"], it["pairs"])]
+            m = [ns / n / 1000 for ns, n in zip(it["mirrorpidNs"], it["pairs"])]
+            (vm, ve), (mm, me) = mean_and_error(v), mean_and_error(m)
+            share, se = mean_and_error([(b / a - 1) * 100 for a, b in zip(v, m)])
+            rows.append([SIZE_NAMES[size], f"{vm:.0f} ± {ve:.0f} µs", f"{mm:.0f} ± {me:.0f} µs",
+                         f"{share:+.1f} ± {se:.1f} %"])
+            continue
         v = jmh_find(r, "MirrorBench.mirror", batchBytes=size, **{"from": "source"}, path="verbatim")
         m = jmh_find(r, "MirrorBench.mirror", batchBytes=size, **{"from": "source"}, path="mirrorpid")
         if v and m:

@@ -69,6 +69,12 @@ import org.openjdk.jmh.annotations.Warmup;
  * state with it) and the loop starts again from an empty path log, so the same fetch is never a
  * copy; the mapper keeps its bindings, the steady state of a running mirror.
  *
+ * <p>{@link #paired} runs both paths in each invocation, one fetch each, the one first that was
+ * second the time before, each into a log of its own: a slow moment of the machine falls on
+ * both, which the separate forks of {@code mirror}'s two paths do not share (each fork starts
+ * its own broker and JIT, and one fork's mean can sit further from another's than mirrorpid's
+ * share). Its counters are each path's nanoseconds and the pairs, per iteration.
+ *
  * <p>Results in {@code docs/PERFORMANCE.md}; {@code scripts/bench-jvm.sh mirror} runs it.
  */
 @State(Scope.Thread)
@@ -105,16 +111,39 @@ public class MirrorBench {
     private File dir;
     private KafkaScheduler scheduler;
     private UnifiedLog log;
+    /** Where {@link #paired}'s verbatim path appends, beside {@link #log}. */
+    private UnifiedLog verbatimLog;
     private UnifiedLog stateLog;
     private UnifiedLog pathLog;
     private PidMapper mapper;
     private MirrorLoop loop;
     private NaiveLoop verbatim;
+    private NaiveLoop pairedVerbatim;
     private StateLog state;
     private int records;
     private long pid;
     private LocalBroker source;
     private SourceFetcher fetcher;
+
+    /** {@link #paired}'s two paths: the nanoseconds each took, and how many pairs ran. */
+    @State(Scope.Thread)
+    @AuxCounters(AuxCounters.Type.EVENTS)
+    public static class Pair {
+        /** Nanoseconds of the verbatim path, fetch included. */
+        public long verbatimNs;
+        /** Nanoseconds of mirrorpid's path, fetch included. */
+        public long mirrorpidNs;
+        /** Pairs run. */
+        public long pairs;
+
+        /** Counts each iteration afresh. */
+        @Setup(Level.Iteration)
+        public void reset() {
+            verbatimNs = 0;
+            mirrorpidNs = 0;
+            pairs = 0;
+        }
+    }
 
     /** Records and bytes per operation, for records/s and MB/s. */
     @State(Scope.Thread)
@@ -141,6 +170,7 @@ public class MirrorBench {
                 : Files.createTempDirectory("mirrorpid-bench")).toFile();
         scheduler = new KafkaScheduler(1);
         log = KafkaLogs.open(new File(dir, "orders-0"), new Properties(), scheduler, true);
+        verbatimLog = KafkaLogs.open(new File(dir, "orders-verbatim-0"), new Properties(), scheduler, true);
         Properties compact = new Properties();
         compact.put("cleanup.policy", "compact");
         stateLog = KafkaLogs.open(new File(dir, "__mirror_state-0"), compact, scheduler, true);
@@ -148,6 +178,7 @@ public class MirrorBench {
         Uuid topic = Uuid.fromString("bxw7Kp1OS3-KHC0-T1prfA");
         mapper = MirrorPid.load().newMapper(MapperConfig.builder(topic, 0).build());
         verbatim = new NaiveLoop(Strategy.VERBATIM, log, 0);
+        pairedVerbatim = new NaiveLoop(Strategy.VERBATIM, verbatimLog, 0);
         state = new StateLog(stateLog, 0, new File(dir, "snapshot").toPath());
         // Bind the producer once: the steady state.
         mapper.map("east", pid, System.currentTimeMillis());
@@ -223,18 +254,17 @@ public class MirrorBench {
     @Setup(Level.Invocation)
     public void empty() throws IOException {
         log.truncateFullyAndStartAt(0, Optional.empty());
+        verbatimLog.truncateFullyAndStartAt(0, Optional.empty());
         // A mirror that never carried the fetch: its path's positions would take it for a copy.
         pathLog.truncateFullyAndStartAt(0, Optional.empty());
         loop = MirrorLoop.builder(log, 0, state, new PathLog(pathLog, 0)).mapper(mapper).build();
-        if (landed != null) {
-            landed.clear();
-        }
     }
 
     @TearDown(Level.Trial)
     public void close() throws Exception {
         mapper.close();
         log.close();
+        verbatimLog.close();
         stateLog.close();
         pathLog.close();
         scheduler.shutdown();
@@ -247,15 +277,19 @@ public class MirrorBench {
         }
     }
 
+    /** The fetch, as it arrives: from the source broker, or copied into the landing buffer. */
+    private MemoryRecords arrive() {
+        if (fetcher != null) {
+            return fetchFromSource();
+        }
+        landed.clear();
+        landed.put(fetch).flip();
+        return MemoryRecords.readableRecords(landed);
+    }
+
     @Benchmark
     public long mirror(Moved moved) {
-        MemoryRecords fetched;
-        if (fetcher != null) {
-            fetched = fetchFromSource();
-        } else {
-            landed.put(fetch).flip();
-            fetched = MemoryRecords.readableRecords(landed);
-        }
+        MemoryRecords fetched = arrive();
         moved.records += records;
         moved.bytes += bytes;
         if (path.equals("land")) {
@@ -269,5 +303,28 @@ public class MirrorBench {
             return verbatim.mirror("east", fetched, System.currentTimeMillis()).lastOffset();
         }
         return loop.mirror("east", fetched, System.currentTimeMillis()).lastOffset();
+    }
+
+    /** A fetch through each path, verbatim and mirrorpid, each timed from its arrival on. */
+    @Benchmark
+    public long paired(Pair pair) {
+        boolean verbatimFirst = (pair.pairs & 1) == 0;
+        long last = 0;
+        for (int k = 0; k < 2; k++) {
+            boolean isVerbatim = (k == 0) == verbatimFirst;
+            long start = System.nanoTime();
+            MemoryRecords fetched = arrive();
+            long nowMs = System.currentTimeMillis();
+            last += isVerbatim ? pairedVerbatim.mirror("east", fetched, nowMs).lastOffset()
+                    : loop.mirror("east", fetched, nowMs).lastOffset();
+            long took = System.nanoTime() - start;
+            if (isVerbatim) {
+                pair.verbatimNs += took;
+            } else {
+                pair.mirrorpidNs += took;
+            }
+        }
+        pair.pairs++;
+        return last;
     }
 }

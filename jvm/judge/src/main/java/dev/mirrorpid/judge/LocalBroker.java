@@ -56,8 +56,9 @@ public final class LocalBroker implements AutoCloseable {
     public static LocalBroker start(String name, String clusterId, String topic) throws Exception {
         Objects.requireNonNull(topic, "topic");
         File dir = Files.createTempDirectory("mirrorpid-cluster-" + name).toFile();
-        int port = freePort();
-        int controller = freePort();
+        int[] ports = freePorts(2);
+        int port = ports[0];
+        int controller = ports[1];
         File config = new File(dir, "server.properties");
         Properties p = new Properties();
         p.put("process.roles", "broker,controller");
@@ -154,9 +155,24 @@ public final class LocalBroker implements AutoCloseable {
         return String.join("\n", lines.subList(Math.max(0, lines.size() - 40), lines.size()));
     }
 
-    private static int freePort() throws IOException {
-        try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
-            return s.getLocalPort();
+    /**
+     * {@code n} ports free on loopback now, all different: each socket stays open until every
+     * port is chosen, since one closed before the next is opened may be handed out again.
+     */
+    private static int[] freePorts(int n) throws IOException {
+        List<ServerSocket> open = new ArrayList<>();
+        try {
+            int[] ports = new int[n];
+            for (int i = 0; i < n; i++) {
+                ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress());
+                open.add(s);
+                ports[i] = s.getLocalPort();
+            }
+            return ports;
+        } finally {
+            for (ServerSocket s : open) {
+                s.close();
+            }
         }
     }
 

@@ -249,16 +249,15 @@ public final class MirrorLoop {
      * @throws dev.mirrorpid.MirrorPidException the mapper refused the fetch (nothing changed)
      */
     public Appended mirror(String path, MemoryRecords fetched, long nowMs) {
-        ByteBuffer whole = wholeBatches(fetched);
-        if (!whole.hasRemaining()) {
+        // The rewrite walks every header of the fetch and stops before a truncated last batch,
+        // as Kafka's own iterator does, so what it consumed is the whole batches: they need no
+        // pass of their own.
+        ByteBuffer buffer = fetched.buffer();
+        RewriteResult result = mapper.rewrite(path, buffer, nowMs);
+        if (result.consumed() == 0 && result.records().isEmpty()) {
             return new Appended(-1, -1, 0, 0, -1);
         }
-        MemoryRecords batches = MemoryRecords.readableRecords(whole);
-        RewriteResult result = mapper.rewrite(path, batches, nowMs);
-        if (result.consumed() != whole.remaining()) {
-            throw new IllegalStateException("the mapper consumed " + result.consumed() + " of "
-                    + whole.remaining() + " bytes of whole batches");
-        }
+        MemoryRecords batches = MemoryRecords.readableRecords(buffer.slice(buffer.position(), result.consumed()));
         try {
             state.append(result.records());
         } catch (RuntimeException e) {
@@ -374,16 +373,5 @@ public final class MirrorLoop {
         }
         out.flip();
         return MemoryRecords.readableRecords(out);
-    }
-
-    /** The prefix of {@code fetched}'s buffer that holds whole batches, as a slice of it. */
-    private static ByteBuffer wholeBatches(MemoryRecords fetched) {
-        int bytes = 0;
-        for (MutableRecordBatch batch : fetched.batches()) {
-            bytes += batch.sizeInBytes();
-        }
-        ByteBuffer buffer = fetched.buffer().duplicate();
-        buffer.limit(buffer.position() + bytes);
-        return buffer.slice();
     }
 }
