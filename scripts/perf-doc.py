@@ -264,20 +264,15 @@ def t_mirror():
     rows = []
     for size in ["1024", "16384", "1048576"]:
         p = jmh_find(r, "MirrorBench.paired", batchBytes=size, **{"from": "source"})
-        if p and "iterations" in p:
-            it = p["iterations"]
-            v = [ns / n / 1000 for ns, n in zip(it["verbatimNs"], it["pairs"])]
-            m = [ns / n / 1000 for ns, n in zip(it["mirrorpidNs"], it["pairs"])]
-            (vm, ve), (mm, me) = mean_and_error(v), mean_and_error(m)
-            share, se = mean_and_error([(b / a - 1) * 100 for a, b in zip(v, m)])
-            rows.append([SIZE_NAMES[size], f"{vm:.0f} ± {ve:.0f} µs", f"{mm:.0f} ± {me:.0f} µs",
-                         f"{share:+.1f} ± {se:.1f} %"])
+        if not p or "iterations" not in p:
             continue
-        v = jmh_find(r, "MirrorBench.mirror", batchBytes=size, **{"from": "source"}, path="verbatim")
-        m = jmh_find(r, "MirrorBench.mirror", batchBytes=size, **{"from": "source"}, path="mirrorpid")
-        if v and m:
-            rows.append([SIZE_NAMES[size], f"{v['score']:.0f} ± {v['error']:.0f} µs",
-                         f"{m['score']:.0f} ± {m['error']:.0f} µs", f"{(m['score'] / v['score'] - 1) * 100:+.1f} %"])
+        it = p["iterations"]
+        v = [ns / n / 1000 for ns, n in zip(it["verbatimNs"], it["pairs"])]
+        m = [ns / n / 1000 for ns, n in zip(it["mirrorpidNs"], it["pairs"])]
+        (vm, ve), (mm, me) = mean_and_error(v), mean_and_error(m)
+        share, se = mean_and_error([(b / a - 1) * 100 for a, b in zip(v, m)])
+        rows.append([SIZE_NAMES[size], f"{vm:.0f} ± {ve:.0f} µs", f"{mm:.0f} ± {me:.0f} µs",
+                     f"{share:+.1f} ± {se:.1f} %"])
     return with_machine(data, table(["batches of", "verbatim", "mirrorpid", "mirrorpid's share"], rows),
                         f", {data['jdk']}")
 

@@ -83,6 +83,9 @@ class PathLogTest {
             paths.forget(Map.of(), Set.of(5L));
             assertEquals(Map.of(9L, MARKER), paths.read().tail(), "the later tail's position, 5 forgotten");
             assertThrows(IllegalArgumentException.class, () -> paths.leading(-1, Map.of()));
+            long end = d.log().logEndOffset();
+            assertThrows(IllegalArgumentException.class, () -> paths.leading(70, Map.of(9L, AT_3, -3L, AT_3)));
+            assertEquals(end, d.log().logEndOffset(), "a tail with a negative PID stores nothing");
         } finally {
             KafkaLogs.delete(dir);
         }

@@ -251,10 +251,10 @@ public final class MirrorLoop {
     public Appended mirror(String path, MemoryRecords fetched, long nowMs) {
         // The rewrite walks every header of the fetch and stops before a truncated last batch,
         // as Kafka's own iterator does, so what it consumed is the whole batches: they need no
-        // pass of their own.
+        // pass of their own. Having consumed none, it rewrote and bound nothing.
         ByteBuffer buffer = fetched.buffer();
         RewriteResult result = mapper.rewrite(path, buffer, nowMs);
-        if (result.consumed() == 0 && result.records().isEmpty()) {
+        if (result.consumed() == 0) {
             return new Appended(-1, -1, 0, 0, -1);
         }
         MemoryRecords batches = MemoryRecords.readableRecords(buffer.slice(buffer.position(), result.consumed()));

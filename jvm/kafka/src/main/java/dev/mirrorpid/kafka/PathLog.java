@@ -109,6 +109,9 @@ public final class PathLog {
         }
         List<CompactedPartition.Entry> entries = new ArrayList<>(tail.size() + 1);
         for (Map.Entry<Long, Position> e : new TreeMap<>(tail).entrySet()) {
+            if (e.getKey() < 0) {
+                throw new IllegalArgumentException("negative PID " + e.getKey() + " in the tail");
+            }
             entries.add(new CompactedPartition.Entry(tailKey(e.getKey()), value(e.getValue())));
         }
         byte[] key = ByteBuffer.allocate(Short.BYTES + 1).putShort(VERSION).put(KIND_LEADER).array();
