@@ -91,6 +91,52 @@ class PathLogTest {
         }
     }
 
+    /**
+     * A tail position whose path never comes back is forgotten once it is older than the
+     * horizon and Kafka no longer holds its PID: it is dated by the first expiry after a leader
+     * read it, the date is stored, and a later leader ages it from the same date. One that
+     * Kafka still holds stays.
+     */
+    @Test
+    void theTailAgesFromTheFirstExpiryAfterALeaderReadIt() throws Exception {
+        File dir = Files.createTempDirectory("mirrorpid-paths-tail-age").toFile();
+        long horizon = 1_000;
+        long t = 50_000;
+        Position undated = new Position((short) 0, 3, false, 0);
+        try (Destination d = Destination.create(dir, "destination", 0);
+                Destination p = Destination.compacted(dir, "__mirror_paths", 0)) {
+            // Kafka holds PID 7 (a batch of it in the destination's log), not PID 5.
+            d.log().appendAsLeader(MemoryRecords.withIdempotentRecords(Compression.NONE, 7L, (short) 0, 0,
+                    new SimpleRecord(new byte[1])), 1);
+            PathLog paths = new PathLog(p.log(), 1);
+            paths.leading(d.log().logEndOffset(), Map.of(5L, undated, 7L, undated));
+            PathLog.Resume resume = paths.read();
+            Copies first = Copies.restore(List.of(), resume.tail(), d.log(), -1, horizon);
+
+            Copies.Forgotten dated = first.forget(d.log(), t);
+            Position atT = new Position((short) 0, 3, false, t);
+            assertEquals(Set.of(), dated.tail(), "nothing is old yet");
+            assertEquals(Map.of(5L, atT, 7L, atT), dated.dated(), "both dated by the first expiry");
+            assertEquals(Map.of(5L, atT, 7L, atT), first.tail());
+            paths.forget(dated);
+            assertEquals(Map.of(5L, atT, 7L, atT), paths.read().tail(), "the dates stored");
+            Copies.Forgotten atHorizon = first.forget(d.log(), t + horizon);
+            assertEquals(Set.of(), atHorizon.tail(), "as old as the horizon, not older");
+            assertEquals(Map.of(), atHorizon.dated(), "dated once");
+
+            // A later leader ages them from the stored date, not from its own first expiry.
+            Copies next = Copies.restore(List.of(), paths.read().tail(), d.log(), -1, horizon);
+            Copies.Forgotten old = next.forget(d.log(), t + horizon + 1);
+            assertEquals(Set.of(5L), old.tail(), "5 is older than the horizon and Kafka has no entry for it");
+            assertEquals(Map.of(7L, atT), next.tail(), "Kafka still holds 7");
+            paths.forget(old);
+            assertEquals(Map.of(7L, atT), paths.read().tail(), "5's tombstone stored");
+            assertEquals(Set.of(), next.forget(d.log(), t + 100 * horizon).tail(), "7 stays while Kafka holds it");
+        } finally {
+            KafkaLogs.delete(dir);
+        }
+    }
+
     /** Each a record the library never writes, and the start of the message it must give. */
     private static final List<Object[]> FOREIGN = List.of(
             new Object[] {key(), null, "a path record ends before the key's version"},

@@ -276,17 +276,23 @@ public final class Copies {
     }
 
     /**
-     * What {@link #forget} forgot.
+     * What {@link #forget} forgot, and the tail positions it dated; a mirror stores both
+     * ({@link PathLog#forget(Forgotten)}).
      *
      * @param paths the PIDs whose positions were forgotten, by path
      * @param tail the PIDs whose tail positions were forgotten
+     * @param dated the tail positions that this call dated, by PID: each as it was, with the clock
+     *     of this call as its {@code lastMs}
      */
-    public record Forgotten(Map<String, Set<Long>> paths, Set<Long> tail) {}
+    public record Forgotten(Map<String, Set<Long>> paths, Set<Long> tail, Map<Long, Position> dated) {}
 
     /**
      * Forgets the positions of PIDs that Kafka's producer state no longer holds and that no
      * path carried for longer than the horizon, and the tail's positions that a path has
-     * reached.
+     * reached or that are older than the horizon for PIDs Kafka no longer holds. A tail
+     * position is as old as the first call of this method after a leader read it: a leader
+     * reads it undated ({@code lastMs} 0), and this call dates it with {@code nowMs}, so that
+     * one whose path never comes back does not stay in the path log for ever.
      */
     public Forgotten forget(UnifiedLog log, long nowMs) {
         Map<String, Set<Long>> forgotten = new HashMap<>();
@@ -301,17 +307,27 @@ public final class Copies {
                 }
             }
         }
-        Set<Long> reached = new HashSet<>();
-        tail.entrySet().removeIf(e -> {
-            boolean out = paths.values().stream()
-                    .anyMatch(p -> p.containsKey(e.getKey()) && p.get(e.getKey()).atOrBeyond(e.getValue()));
-            if (out) {
-                reached.add(e.getKey());
+        Set<Long> out = new HashSet<>();
+        Map<Long, Position> dated = new HashMap<>();
+        Iterator<Map.Entry<Long, Position>> it = tail.entrySet().iterator();
+        while (it.hasNext()) {
+            Map.Entry<Long, Position> e = it.next();
+            long pid = e.getKey();
+            Position at = e.getValue();
+            boolean reached = paths.values().stream()
+                    .anyMatch(p -> p.containsKey(pid) && p.get(pid).atOrBeyond(at));
+            if (reached || (at.lastMs() != 0 && nowMs - at.lastMs() > horizonMs
+                    && log.producerStateManager().lastEntry(pid).isEmpty())) {
+                it.remove();
+                out.add(pid);
+            } else if (at.lastMs() == 0 && nowMs != 0) {
+                Position now = new Position(at.epoch(), at.lastSequence(), at.afterMarker(), nowMs);
+                e.setValue(now);
+                dated.put(pid, now);
             }
-            return out;
-        });
+        }
         generation++;
-        return new Forgotten(forgotten, reached);
+        return new Forgotten(forgotten, out, dated);
     }
 
     /**

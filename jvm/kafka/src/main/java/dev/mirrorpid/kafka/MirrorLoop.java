@@ -342,17 +342,18 @@ public final class MirrorLoop {
     /**
      * Expires what idled: the mapper's bindings idle for its {@code producerExpirationMs}, their
      * tombstones persisted to {@code __mirror_state}, and the positions of PIDs that Kafka no
-     * longer holds and no path carried within the copies' horizon, their tombstones persisted
-     * to the path log. Call it every so often (Kafka's own producer expiry checks every ten
-     * minutes); returns the mapper's tombstones.
+     * longer holds and no path carried within the copies' horizon, with the tail's positions
+     * that a path reached or that aged past the horizon ({@link Copies#forget}), their
+     * tombstones persisted to the path log with the tail positions this call dated. Call it
+     * every so often (Kafka's own producer expiry checks every ten minutes); returns the
+     * mapper's tombstones.
      */
     public List<StateRecord> expire(long nowMs) {
         List<StateRecord> tombstones = mapper.expire(nowMs);
         state.append(tombstones);
         // Stored first, so that no position forgotten below is stored again after its tombstone.
         checkpoint();
-        Copies.Forgotten forgotten = copies.forget(destination, nowMs);
-        paths.forget(forgotten.paths(), forgotten.tail());
+        paths.forget(copies.forget(destination, nowMs));
         return tombstones;
     }
 

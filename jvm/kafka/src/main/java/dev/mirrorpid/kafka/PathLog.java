@@ -33,7 +33,8 @@ import org.apache.kafka.storage.internals.log.UnifiedLog;
  * offset and the {@code int64} destination log end, a leader's that log end, a position's or a
  * tail's is {@code int16} epoch, {@code int32} last sequence, {@code int8} flags (1: a marker
  * came after that batch) and the {@code int64} clock when the path last carried the producer
- * (0 in a tail).
+ * (in a tail, the clock of the first expiry after a leader read it, 0 until then: {@link
+ * Copies#forget}).
  */
 public final class PathLog {
     /** The only record version this library writes and reads. */
@@ -107,13 +108,7 @@ public final class PathLog {
         if (destinationEnd < 0) {
             throw new IllegalArgumentException("negative destination end " + destinationEnd);
         }
-        List<CompactedPartition.Entry> entries = new ArrayList<>(tail.size() + 1);
-        for (Map.Entry<Long, Position> e : new TreeMap<>(tail).entrySet()) {
-            if (e.getKey() < 0) {
-                throw new IllegalArgumentException("negative PID " + e.getKey() + " in the tail");
-            }
-            entries.add(new CompactedPartition.Entry(tailKey(e.getKey()), value(e.getValue())));
-        }
+        List<CompactedPartition.Entry> entries = tailEntries(tail);
         byte[] key = ByteBuffer.allocate(Short.BYTES + 1).putShort(VERSION).put(KIND_LEADER).array();
         entries.add(new CompactedPartition.Entry(key, ByteBuffer.allocate(Long.BYTES).putLong(destinationEnd).array()));
         partition.append(entries);
@@ -143,15 +138,27 @@ public final class PathLog {
      * positions of the PIDs {@code tail} are gone.
      */
     public void forget(Map<String, Set<Long>> forgotten, Set<Long> tail) {
+        forget(new Copies.Forgotten(forgotten, tail, Map.of()));
+    }
+
+    /**
+     * Stores, in one batch, what {@link Copies#forget} decided: that the positions and tail
+     * positions it forgot are gone, and the tail positions it dated, so that the next leader
+     * ages them from the same clock.
+     *
+     * @throws IllegalArgumentException a negative PID among the dated ones
+     */
+    public void forget(Copies.Forgotten forgotten) {
         List<CompactedPartition.Entry> entries = new ArrayList<>();
-        for (Map.Entry<String, Set<Long>> path : new TreeMap<>(forgotten).entrySet()) {
+        for (Map.Entry<String, Set<Long>> path : new TreeMap<>(forgotten.paths()).entrySet()) {
             for (long pid : new TreeSet<>(path.getValue())) {
                 entries.add(new CompactedPartition.Entry(key(KIND_POSITION, path.getKey(), pid), null));
             }
         }
-        for (long pid : new TreeSet<>(tail)) {
+        for (long pid : new TreeSet<>(forgotten.tail())) {
             entries.add(new CompactedPartition.Entry(tailKey(pid), null));
         }
+        entries.addAll(tailEntries(forgotten.dated()));
         partition.append(entries);
     }
 
@@ -242,6 +249,22 @@ public final class PathLog {
             end = Math.max(end, e.getValue()[1]);
         }
         return new Resume(Collections.unmodifiableMap(out), Collections.unmodifiableMap(tail), end);
+    }
+
+    /**
+     * The records of {@code tail}'s positions, by PID in order.
+     *
+     * @throws IllegalArgumentException a negative PID
+     */
+    private static List<CompactedPartition.Entry> tailEntries(Map<Long, Position> tail) {
+        List<CompactedPartition.Entry> entries = new ArrayList<>(tail.size() + 1);
+        for (Map.Entry<Long, Position> e : new TreeMap<>(tail).entrySet()) {
+            if (e.getKey() < 0) {
+                throw new IllegalArgumentException("negative PID " + e.getKey() + " in the tail");
+            }
+            entries.add(new CompactedPartition.Entry(tailKey(e.getKey()), value(e.getValue())));
+        }
+        return entries;
     }
 
     /** A position's or a tail's value. */
