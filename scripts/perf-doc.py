@@ -198,7 +198,8 @@ def t_node():
     for size in SIZES:
         for call, label in [("rewriteBatchesInPlace", "rewriteBatchesInPlace"),
                             ("rewriteBatchesInPlace bare", "rewriteBatchesInPlace, `{ outcomes: false }`"),
-                            ("rewriteBatches", "rewriteBatches")]:
+                            ("rewriteBatches", "rewriteBatches"),
+                            ("mp_rewrite least JS", "the floor: mp_rewrite + the least JS an in-place call does")]:
             key = f"{call} {size}"
             if key in r:
                 rows.append([f"{label}, one batch of {SIZE_NAMES[size]}", fmt_ns(r[key]),
