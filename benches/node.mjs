@@ -250,7 +250,8 @@ for (const [name, size, key] of [
         const m = mem();
         m.set(least, b2);
         const consumed = x.mp_rewrite(h, src, 1, b2, size, 1n, 0);
-        for (const at of [17, 18, 19, 20, 43, 44, 45, 46, 47, 48, 49, 50]) least[at] = m[b2 + at];
+        for (let at = 17; at < 21; at++) least[at] = m[b2 + at];
+        for (let at = 43; at < 51; at++) least[at] = m[b2 + at];
         leastOut = { bytes: least, consumed, records: [], snapshotRequired: false, batches: [] };
       },
       1,

@@ -300,8 +300,7 @@ public final class Copies {
             Iterator<Map.Entry<Long, Position>> it = path.getValue().entrySet().iterator();
             while (it.hasNext()) {
                 Map.Entry<Long, Position> e = it.next();
-                if (nowMs - e.getValue().lastMs() > horizonMs
-                        && log.producerStateManager().lastEntry(e.getKey()).isEmpty()) {
+                if (aged(log, e.getKey(), e.getValue(), nowMs)) {
                     it.remove();
                     forgotten.computeIfAbsent(path.getKey(), k -> new HashSet<>()).add(e.getKey());
                 }
@@ -316,8 +315,7 @@ public final class Copies {
             Position at = e.getValue();
             boolean reached = paths.values().stream()
                     .anyMatch(p -> p.containsKey(pid) && p.get(pid).atOrBeyond(at));
-            if (reached || (at.lastMs() != 0 && nowMs - at.lastMs() > horizonMs
-                    && log.producerStateManager().lastEntry(pid).isEmpty())) {
+            if (reached || (at.lastMs() != 0 && aged(log, pid, at, nowMs))) {
                 it.remove();
                 out.add(pid);
             } else if (at.lastMs() == 0 && nowMs != 0) {
@@ -328,6 +326,14 @@ public final class Copies {
         }
         generation++;
         return new Forgotten(forgotten, out, dated);
+    }
+
+    /**
+     * Whether {@code at}, a position for {@code pid}, is older than the horizon and Kafka's
+     * producer state no longer holds the PID.
+     */
+    private boolean aged(UnifiedLog log, long pid, Position at, long nowMs) {
+        return nowMs - at.lastMs() > horizonMs && log.producerStateManager().lastEntry(pid).isEmpty();
     }
 
     /**
