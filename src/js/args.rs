@@ -148,7 +148,8 @@ const MAX_OPTION_ARRAY: u32 = 1 << 20;
 /// through calls that catch: a getter or proxy trap of the caller's that
 /// throws is an error here, never an exception thrown through a call that
 /// holds the mapper (which would leave it borrowed for good). Only own
-/// enumerable string keys are copied, as `Object.keys` would list them.
+/// enumerable string keys are copied, as `Object.keys` would list them,
+/// into objects without a prototype.
 fn plain_copy(v: &JsValue, depth: u32) -> Result<JsValue, String> {
     if !v.is_object() || v.is_function() {
         return Ok(v.clone());
@@ -176,7 +177,10 @@ fn plain_copy(v: &JsValue, depth: u32) -> Result<JsValue, String> {
         return Ok(out.into());
     }
     let object = v.unchecked_ref::<Object>();
-    let out = Object::new();
+    // Without a prototype, so that a reader of the copy that looks a key up
+    // (serde's) finds the caller's own keys only, not one inherited from a
+    // changed `Object.prototype`.
+    let out: Object = Object::create(JsValue::NULL.unchecked_ref());
     for key in Reflect::own_keys(object).map_err(threw)?.iter() {
         if !key.is_string() {
             continue;

@@ -44,31 +44,45 @@ function plainInt64(v) {
   return Number.isSafeInteger(v) ? BigInt(v) : null;
 }
 // Bytes k to k + 3 of the batch at `at` of `bytes` from the batch at
-// `from` in WASM memory: named one by one, which V8 copies faster than a
+// `from` of `memory8`: named one by one, which V8 copies faster than a
 // loop over them.
-function putWord(bytes, at, from, k) {
-  bytes[at + k] = u8[from + k];
-  bytes[at + k + 1] = u8[from + k + 1];
-  bytes[at + k + 2] = u8[from + k + 2];
-  bytes[at + k + 3] = u8[from + k + 3];
+function putWord(bytes, memory8, at, from, k) {
+  bytes[at + k] = memory8[from + k];
+  bytes[at + k + 1] = memory8[from + k + 1];
+  bytes[at + k + 2] = memory8[from + k + 2];
+  bytes[at + k + 3] = memory8[from + k + 3];
 }
 // The source each mapper's fast path last named (a mapper without one has
 // none yet).
 const lastSource = Symbol("mirrorpid: the fast path's last source");
+// The options' keys and their bits, side by side: a key is found by
+// comparing it with each, which costs V8 less than a keyed lookup in an
+// object without a prototype.
+const OPTION_KEYS = Object.keys(OPTION_BITS);
+const OPTION_KEY_BITS = OPTION_KEYS.map((key) => OPTION_BITS[key]);
+function optionBit(key) {
+  for (let i = 0; i < OPTION_KEYS.length; i++) if (OPTION_KEYS[i] === key) return OPTION_KEY_BITS[i];
+  return 0;
+}
 // The bits of `options` when the fast path can read them as the checked
 // path would: null or undefined (the defaults), or an object whose
-// prototype is Object.prototype with no keys but the options', each a
-// boolean; -1 for anything else, which the checked path reads and words
-// the error of (a proxy or getter that throws included).
+// prototype is Object.prototype with no keys but the options', each an
+// own boolean; -1 for anything else, which the checked path reads and
+// words the error of (a proxy or getter that throws included). The keys
+// come from `for ... in`, which allocates nothing (Object.keys makes an
+// array); `options.hasOwnProperty(key)` inside it is what V8 answers from
+// the loop's own key cache, and it sends a key inherited from a changed
+// Object.prototype to the checked path, which reads own keys only.
 function fastFlags(options) {
   if (options == null) return OUTCOMES;
   try {
     if (typeof options !== "object" || Object.getPrototypeOf(options) !== Object.prototype) return -1;
     let flags = OUTCOMES;
-    for (const key of Object.keys(options)) {
-      const bit = OPTION_BITS[key];
+    for (const key in options) {
+      const bit = optionBit(key);
       const value = options[key];
-      if (bit === undefined || typeof value !== "boolean") return -1;
+      // eslint-disable-next-line no-prototype-builtins -- the form V8 answers from the key cache; an own `hasOwnProperty` is itself an unknown key
+      if (bit === 0 || typeof value !== "boolean" || !options.hasOwnProperty(key)) return -1;
       flags = value ? flags | bit : flags & ~bit;
     }
     return flags;
@@ -76,25 +90,53 @@ function fastFlags(options) {
     return -1;
   }
 }
-// The outcomes of `n` batches at byte `at` of `view` (a DataView), 32
-// bytes each as the rewrite noted them (src/batch/changes.rs, `Noted`):
-// the batch's offset (a little-endian u32), the salt, the flags (1: the
-// salt is the batch's; 2: transactional; 4 and 8: the marker), then the
-// base offset, the original and the mapped producer ID, big-endian.
-function outcomes(view, at, n) {
-  const batches = new Array(n);
-  for (let i = 0, b = at; i < n; i++, b += 32) {
-    const flags = view.getUint8(b + 5);
-    batches[i] = {
-      offset: view.getUint32(b, true),
-      baseOffset: view.getBigInt64(b + 8),
-      originalPid: view.getBigInt64(b + 16),
-      mappedPid: view.getBigInt64(b + 24),
-      salt: flags & 1 ? view.getUint8(b + 4) : null,
-      transactional: (flags & 2) !== 0,
-      control: control[(flags >> 2) & 3],
-    };
+// The producer IDs of the last outcome built, each as its two words and
+// its BigInt: a run of one producer's batches, and one producer's calls,
+// make one BigInt of each instead of one a batch (a BigInt is immutable,
+// so sharing one is not observable; making one is most of what an
+// outcome costs).
+let originalHigh = 0,
+  originalLow = 0,
+  originalPid = 0n,
+  mappedHigh = 0,
+  mappedLow = 0,
+  mappedPid = 0n;
+// The outcome of the batch noted at byte `b` of `view` (a DataView), 32
+// bytes as the rewrite noted it (src/batch/changes.rs, `Noted`): the
+// batch's offset (a little-endian u32), the salt, the flags (1: the salt
+// is the batch's; 2: transactional; 4 and 8: the marker), then the base
+// offset, the original and the mapped producer ID, big-endian.
+function outcome(view, b) {
+  const flags = view.getUint8(b + 5);
+  const oHigh = view.getInt32(b + 16),
+    oLow = view.getInt32(b + 20),
+    mHigh = view.getInt32(b + 24),
+    mLow = view.getInt32(b + 28);
+  if (oHigh !== originalHigh || oLow !== originalLow) {
+    originalHigh = oHigh;
+    originalLow = oLow;
+    originalPid = view.getBigInt64(b + 16);
   }
+  if (mHigh !== mappedHigh || mLow !== mappedLow) {
+    mappedHigh = mHigh;
+    mappedLow = mLow;
+    mappedPid = view.getBigInt64(b + 24);
+  }
+  return {
+    offset: view.getUint32(b, true),
+    baseOffset: view.getBigInt64(b + 8),
+    originalPid,
+    mappedPid,
+    salt: flags & 1 ? view.getUint8(b + 4) : null,
+    transactional: (flags & 2) !== 0,
+    control: control[(flags >> 2) & 3],
+  };
+}
+// The outcomes of `n` batches noted from byte `at` of `view`.
+function outcomes(view, at, n) {
+  if (n === 1) return [outcome(view, at)];
+  const batches = new Array(n);
+  for (let i = 0, b = at; i < n; i++, b += 32) batches[i] = outcome(view, b);
   return batches;
 }
 // A RewriteResult of `n` batches whose outcomes are noted at address `at`.
@@ -190,27 +232,35 @@ return {
     if (done === 0) mapper.__fastError(); // throws the rewrite's error
     const info = done >>> 2;
     views(); // memory may have grown
-    const consumed = i32[info] >>> 0,
-      snapshotRequired = i32[info + 1] !== 0;
-    const n = i32[info + 2] >>> 0,
-      noted = i32[info + 3] >>> 0;
-    const records = i32[info + 4] === 0 ? undefined : mapper.__fastRecords();
-    views(); // and again while the records were made
+    let words = i32;
+    const consumed = words[info] >>> 0,
+      snapshotRequired = words[info + 1] !== 0;
+    const n = words[info + 2] >>> 0,
+      noted = words[info + 3] >>> 0;
+    let records;
+    if (words[info + 4] !== 0) {
+      records = mapper.__fastRecords();
+      views(); // and again while the records were made
+      words = i32;
+    }
+    // The views in locals: V8 reloads a module variable after each store
+    // into `bytes`, which may share its buffer.
+    const memory8 = u8;
     // A rewrite changes a batch's CRC and producer ID, nothing else: those
     // of each changed batch are written back, at its write's offset (a
     // PidWrite's second word, 20 bytes each), or all the bytes consumed
     // where the batches are so small that one copy costs less.
-    const writes = i32[info + 5] >>> 0,
-      changed = i32[info + 6] >>> 0;
+    const writes = words[info + 5] >>> 0,
+      changed = words[info + 6] >>> 0;
     if (changed > 0 && changed * 64 >= consumed) {
-      setBytes.call(bytes, u8.subarray(from, from + consumed));
+      setBytes.call(bytes, memory8.subarray(from, from + consumed));
     } else {
       for (let i = 0, w = (writes >>> 2) + 1; i < changed; i++, w += 5) {
         // The CRC (bytes 17-20) and the producer ID (43-50).
-        const at = i32[w] >>> 0;
-        putWord(bytes, at, from + at, 17);
-        putWord(bytes, at, from + at, 43);
-        putWord(bytes, at, from + at, 47);
+        const at = words[w] >>> 0;
+        putWord(bytes, memory8, at, from + at, 17);
+        putWord(bytes, memory8, at, from + at, 43);
+        putWord(bytes, memory8, at, from + at, 47);
       }
     }
     return result(bytes, consumed, records, snapshotRequired, noted, n);

@@ -197,6 +197,9 @@ test("rewriteBatchesInPlace's fast path: shared room, a freed mapper, a foreign 
     assert.deepEqual(out.batches, []);
     assert.deepEqual(bytes, seen.get("B/4").bytes);
   }
+  for (const options of [{}, { outcomes: true }, { strictCrc: false, complete: false, outcomes: true }]) {
+    assert.equal(b.rewriteBatchesInPlace("B", fetchOf(4n), 1, options).batches.length, 2, JSON.stringify(options));
+  }
   b.free();
 });
 
@@ -241,6 +244,79 @@ test("results stay right when WASM memory grows between and inside calls", () =>
   const own = small.slice();
   check(small, mapper.rewriteBatchesInPlace("A", own, 0, null));
   assert.deepEqual(own, first.bytes);
+});
+
+test("each batch's outcome names its own producer IDs, whichever came before", () => {
+  // The builders share one BigInt between outcomes of the same producer
+  // ID: IDs that differ only in their high or their low word, the ID 0
+  // (the shared one's first value), a batch without a producer (-1), in
+  // fetches built at once (up to eight batches) and when first read, by
+  // both rewrites, one after another.
+  const pids = [5n, 5n + (1n << 32n), 5n, 1n << 32n, 0n, -1n, 5n + (1n << 32n), 6n];
+  const fetchOf = (list) => {
+    const fetch = new Uint8Array(61 * list.length);
+    const view = new DataView(fetch.buffer);
+    list.forEach((pid, i) => {
+      view.setInt32(61 * i + 8, 49);
+      fetch[61 * i + 16] = 2;
+      view.setBigInt64(61 * i + 43, pid);
+    });
+    return fetch;
+  };
+  const check = (list, out, what) => {
+    const view = new DataView(out.bytes.buffer, out.bytes.byteOffset, out.bytes.byteLength);
+    assert.equal(out.batches.length, list.length, what);
+    list.forEach((pid, i) => {
+      const batch = out.batches[i];
+      assert.equal(batch.offset, 61 * i, what);
+      assert.equal(batch.originalPid, pid, `${what}: batch ${i}'s original producer ID`);
+      assert.equal(batch.mappedPid, view.getBigInt64(61 * i + 43), `${what}: batch ${i}'s mapped producer ID`);
+      assert.equal(batch.mappedPid === pid, pid < 0n, `${what}: batch ${i} mapped unless it has no producer`);
+    });
+  };
+  const mapper = new m.PidMapper(records.topicIdBase64, 0, null);
+  for (const list of [pids, [...pids, ...pids.toReversed()], pids.toReversed()]) {
+    const fetch = fetchOf(list);
+    check(list, mapper.rewriteBatches("A", fetch, 0, null), `${list.length} batches, copied`);
+    check(list, mapper.rewriteBatchesInPlace("A", fetch.slice(), 0, null), `${list.length} batches, in place`);
+  }
+  for (const pid of [...pids, ...pids]) {
+    check([pid], mapper.rewriteBatchesInPlace("A", fetchOf([pid]), 0, null), `one batch of ${pid}`);
+  }
+  mapper.confirm();
+});
+
+test("a key inherited from a changed Object.prototype is no option, on any path", () => {
+  // Options are the object's own keys, as Object.keys lists them: the fast
+  // path sends an object with an inherited key to the checked path, which
+  // reads own keys only (a copy without a prototype), for the mapper's
+  // options as for a rewrite's.
+  const fetchOf = (pids) => {
+    const f = new Uint8Array(61 * pids.length);
+    const v = new DataView(f.buffer);
+    pids.forEach((pid, i) => {
+      v.setInt32(61 * i + 8, 49);
+      f[61 * i + 16] = 2;
+      v.setBigInt64(61 * i + 43, pid);
+    });
+    return f;
+  };
+  Object.prototype.outcomes = false;
+  Object.prototype.maxBindings = 1;
+  try {
+    const mapper = new m.PidMapper(records.topicIdBase64, 0, {});
+    for (const options of [{}, { complete: false }, null]) {
+      const small = mapper.rewriteBatchesInPlace("A", fetchOf([1n, 2n]), 1, options);
+      assert.equal(small.batches.length, 2, `${JSON.stringify(options)}: outcomes, as by default`);
+      const large = mapper.rewriteBatchesInPlace("A", fetchOf(Array.from({ length: 1100 }, () => 3n)), 1, options);
+      assert.equal(large.batches.length, 1100, `${JSON.stringify(options)}: outcomes, through the headers`);
+      mapper.confirm();
+    }
+    assert.equal(mapper.size, 3, "no bound on the bindings");
+  } finally {
+    delete Object.prototype.outcomes;
+    delete Object.prototype.maxBindings;
+  }
 });
 
 test("hostile arguments are typed errors and leave the mapper usable", () => {
