@@ -11,6 +11,19 @@ const m = require(`${root}/dist/node/mirrorpid.js`);
 const vectors = JSON.parse(readFileSync(`${root}/tests/vectors/mapping.json`, "utf8"));
 const records = JSON.parse(readFileSync(`${root}/tests/vectors/records.json`, "utf8"));
 
+// A fetch of minimal v2 batches (61 bytes, no records; the CRC is patched,
+// not checked), one of each producer ID in `pids`, in order.
+function minimalFetch(pids) {
+  const fetch = new Uint8Array(61 * pids.length);
+  const view = new DataView(fetch.buffer);
+  pids.forEach((pid, i) => {
+    view.setInt32(61 * i + 8, 49);
+    fetch[61 * i + 16] = 2;
+    view.setBigInt64(61 * i + 43, pid);
+  });
+  return fetch;
+}
+
 test("every F vector through mapPid in Node", () => {
   assert.ok(vectors.f.length > 200);
   for (const v of vectors.f) {
@@ -47,16 +60,9 @@ test("PidMapper scenarios and records in Node", () => {
 });
 
 test("rewriteBatchesInPlace rewrites a Node Buffer where it lies", () => {
-  // Two minimal v2 batches (61 bytes, no records; the CRC is patched, not
-  // checked), producers 3 and 4, in a Buffer from Node's shared pool: a
-  // view at a non-zero offset of a larger ArrayBuffer.
-  const fetch = new Uint8Array(122);
-  const view = new DataView(fetch.buffer);
-  for (const [i, pid] of [3n, 4n].entries()) {
-    view.setInt32(61 * i + 8, 49);
-    fetch[61 * i + 16] = 2;
-    view.setBigInt64(61 * i + 43, pid);
-  }
+  // Two minimal v2 batches, producers 3 and 4, in a Buffer from Node's
+  // shared pool: a view at a non-zero offset of a larger ArrayBuffer.
+  const fetch = minimalFetch([3n, 4n]);
   const pooled = Buffer.from(fetch);
   const neighbours = Buffer.from(pooled.buffer, 0, pooled.byteOffset).toString("hex");
   assert.ok(pooled.byteOffset > 0 || pooled.buffer.byteLength > pooled.length, "a pooled Buffer");
@@ -88,16 +94,7 @@ test("rewriteBatchesInPlace rewrites a Node Buffer where it lies", () => {
 
 test("rewriteBatchesInPlace's fast path: shared room, a freed mapper, a foreign this, arrays that are not what they seem", () => {
   // Two minimal v2 batches of producer `pid` and `pid + 1` (122 bytes).
-  const fetchOf = (pid) => {
-    const f = new Uint8Array(122);
-    const v = new DataView(f.buffer);
-    for (const i of [0, 1]) {
-      v.setInt32(61 * i + 8, 49);
-      f[61 * i + 16] = 2;
-      v.setBigInt64(61 * i + 43, pid + BigInt(i));
-    }
-    return f;
-  };
+  const fetchOf = (pid) => minimalFetch([pid, pid + 1n]);
   const fresh = () => new m.PidMapper(records.topicIdBase64, 0, null);
   const a = fresh();
   const b = fresh();
@@ -253,16 +250,6 @@ test("each batch's outcome names its own producer IDs, whichever came before", (
   // fetches built at once (up to eight batches) and when first read, by
   // both rewrites, one after another.
   const pids = [5n, 5n + (1n << 32n), 5n, 1n << 32n, 0n, -1n, 5n + (1n << 32n), 6n];
-  const fetchOf = (list) => {
-    const fetch = new Uint8Array(61 * list.length);
-    const view = new DataView(fetch.buffer);
-    list.forEach((pid, i) => {
-      view.setInt32(61 * i + 8, 49);
-      fetch[61 * i + 16] = 2;
-      view.setBigInt64(61 * i + 43, pid);
-    });
-    return fetch;
-  };
   const check = (list, out, what) => {
     const view = new DataView(out.bytes.buffer, out.bytes.byteOffset, out.bytes.byteLength);
     assert.equal(out.batches.length, list.length, what);
@@ -276,12 +263,12 @@ test("each batch's outcome names its own producer IDs, whichever came before", (
   };
   const mapper = new m.PidMapper(records.topicIdBase64, 0, null);
   for (const list of [pids, [...pids, ...pids.toReversed()], pids.toReversed()]) {
-    const fetch = fetchOf(list);
+    const fetch = minimalFetch(list);
     check(list, mapper.rewriteBatches("A", fetch, 0, null), `${list.length} batches, copied`);
     check(list, mapper.rewriteBatchesInPlace("A", fetch.slice(), 0, null), `${list.length} batches, in place`);
   }
   for (const pid of [...pids, ...pids]) {
-    check([pid], mapper.rewriteBatchesInPlace("A", fetchOf([pid]), 0, null), `one batch of ${pid}`);
+    check([pid], mapper.rewriteBatchesInPlace("A", minimalFetch([pid]), 0, null), `one batch of ${pid}`);
   }
   mapper.confirm();
 });
@@ -291,24 +278,14 @@ test("a key inherited from a changed Object.prototype is no option, on any path"
   // path sends an object with an inherited key to the checked path, which
   // reads own keys only (a copy without a prototype), for the mapper's
   // options as for a rewrite's.
-  const fetchOf = (pids) => {
-    const f = new Uint8Array(61 * pids.length);
-    const v = new DataView(f.buffer);
-    pids.forEach((pid, i) => {
-      v.setInt32(61 * i + 8, 49);
-      f[61 * i + 16] = 2;
-      v.setBigInt64(61 * i + 43, pid);
-    });
-    return f;
-  };
   Object.prototype.outcomes = false;
   Object.prototype.maxBindings = 1;
   try {
     const mapper = new m.PidMapper(records.topicIdBase64, 0, {});
     for (const options of [{}, { complete: false }, null]) {
-      const small = mapper.rewriteBatchesInPlace("A", fetchOf([1n, 2n]), 1, options);
+      const small = mapper.rewriteBatchesInPlace("A", minimalFetch([1n, 2n]), 1, options);
       assert.equal(small.batches.length, 2, `${JSON.stringify(options)}: outcomes, as by default`);
-      const large = mapper.rewriteBatchesInPlace("A", fetchOf(Array.from({ length: 1100 }, () => 3n)), 1, options);
+      const large = mapper.rewriteBatchesInPlace("A", minimalFetch(Array.from({ length: 1100 }, () => 3n)), 1, options);
       assert.equal(large.batches.length, 1100, `${JSON.stringify(options)}: outcomes, through the headers`);
       mapper.confirm();
     }
