@@ -243,8 +243,7 @@ return {
       views(); // and again while the records were made
       words = i32;
     }
-    // The views in locals: V8 reloads a module variable after each store
-    // into `bytes`, which may share its buffer.
+    // No call below grows WASM memory: its views are read once, here.
     const memory8 = u8;
     // A rewrite changes a batch's CRC and producer ID, nothing else: those
     // of each changed batch are written back, at its write's offset (a
