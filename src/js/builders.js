@@ -64,25 +64,27 @@ function optionBit(key) {
   for (let i = 0; i < OPTION_KEYS.length; i++) if (OPTION_KEYS[i] === key) return OPTION_KEY_BITS[i];
   return 0;
 }
+// The intrinsic own-key test, whatever an options object says of its own.
+const hasOwn = Object.prototype.hasOwnProperty;
 // The bits of `options` when the fast path can read them as the checked
 // path would: null or undefined (the defaults), or an object whose
-// prototype is Object.prototype with no keys but the options', each an
-// own boolean; -1 for anything else, which the checked path reads and
-// words the error of (a proxy or getter that throws included). The keys
-// come from `for ... in`, which allocates nothing (Object.keys makes an
-// array); `options.hasOwnProperty(key)` inside it is what V8 answers from
-// the loop's own key cache, and it sends a key inherited from a changed
-// Object.prototype to the checked path, which reads own keys only.
+// prototype is Object.prototype with no own keys but the options', each a
+// boolean; -1 for anything else, which the checked path reads and words
+// the error of (a proxy or getter that throws included). The keys come
+// from `for ... in`, which allocates nothing (Object.keys makes an array)
+// but also lists keys inherited from a changed Object.prototype: those are
+// passed over unread, as the checked path, which reads own keys only,
+// passes over them (V8 answers the own-key test from the loop's key cache).
 function fastFlags(options) {
   if (options == null) return OUTCOMES;
   try {
     if (typeof options !== "object" || Object.getPrototypeOf(options) !== Object.prototype) return -1;
     let flags = OUTCOMES;
     for (const key in options) {
+      if (!hasOwn.call(options, key)) continue;
       const bit = optionBit(key);
       const value = options[key];
-      // eslint-disable-next-line no-prototype-builtins -- the form V8 answers from the key cache; an own `hasOwnProperty` is itself an unknown key
-      if (bit === 0 || typeof value !== "boolean" || !options.hasOwnProperty(key)) return -1;
+      if (bit === 0 || typeof value !== "boolean") return -1;
       flags = value ? flags | bit : flags & ~bit;
     }
     return flags;
