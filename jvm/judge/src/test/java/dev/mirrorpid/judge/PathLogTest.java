@@ -80,7 +80,7 @@ class PathLogTest {
             assertEquals(Map.of(5L, MARKER, 9L, AT_3), resume.tail());
             assertEquals(new PathCheckpoint("west", 4, 40, Map.of(5L, MARKER, 9L, AT_3)), resume.paths().get("west"));
             paths.leading(60, Map.of(9L, MARKER));
-            paths.forget(Map.of(), Set.of(5L));
+            paths.forget(new Copies.Forgotten(Map.of(), Set.of(5L), Map.of()));
             assertEquals(Map.of(9L, MARKER), paths.read().tail(), "the later tail's position, 5 forgotten");
             assertThrows(IllegalArgumentException.class, () -> paths.leading(-1, Map.of()));
             long end = d.log().logEndOffset();

@@ -130,15 +130,7 @@ public final class PathLog {
 
     /** Stores, in one batch, that the positions {@code forgotten} (PIDs by path) are gone. */
     public void forget(Map<String, Set<Long>> forgotten) {
-        forget(forgotten, Set.of());
-    }
-
-    /**
-     * Stores, in one batch, that the positions {@code forgotten} (PIDs by path) and the tail's
-     * positions of the PIDs {@code tail} are gone.
-     */
-    public void forget(Map<String, Set<Long>> forgotten, Set<Long> tail) {
-        forget(new Copies.Forgotten(forgotten, tail, Map.of()));
+        forget(new Copies.Forgotten(forgotten, Set.of(), Map.of()));
     }
 
     /**
