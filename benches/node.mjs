@@ -172,8 +172,8 @@ console.log(`reading every outcome / mp_rewrite: ${(jsRewriteRead / abiRewrite).
 // One batch of each size, bound: what a call costs as the records grow.
 // Each in-place call first puts back the 12 bytes a rewrite changes, as
 // three words through a DataView (the cheapest put-back: a full copy would
-// be the size-dependent cost measured); from 64 KiB rewriteBatchesInPlace
-// copies only the batch's header window (src/js/mod.rs, HEADERS_FROM).
+// be the size-dependent cost measured); from 8 KiB rewriteBatchesInPlace
+// copies only the batch's header window (src/js/fast.rs, WINDOWS_FROM).
 // Two columns are floors, not calls of the API: "mp_rewrite + least JS"
 // is the least any in-place JS call over the module's C ABI does (the
 // copy in, mp_rewrite, the 12 bytes back into the caller's array, a result

@@ -2,10 +2,23 @@ const memory = arguments[0]; // WASM memory: its views are kept, and remade afte
 // What Rust tells the builders (src/js/fast.rs, `constants`): from
 // `headersFrom` bytes the checked path rewrites through the batches'
 // headers (src/js/mod.rs, HEADERS_FROM), which costs less there than the
-// fast path's copy of every byte; `optionBits` are the bits of the rewrite
-// options the fast path reads, by key (an object without a prototype), and
-// `outcomesBit` the one set by default.
-const { headersFrom: HEADERS_FROM, optionBits: OPTION_BITS, outcomesBit: OUTCOMES } = arguments[1];
+// fast path's copy of every byte; from an average of `windowsFrom` bytes a
+// batch the fast path copies each batch's header window itself (`window`
+// bytes into a slot of `slotBytes`, its length at `slotLenOffset`,
+// src/batch/headers.rs); `optionBits` are the bits of the rewrite options
+// the fast path reads, by key (an object without a prototype),
+// `outcomesBit` the one set by default, and `strictBit` the one that needs
+// the records.
+const {
+  headersFrom: HEADERS_FROM,
+  windowsFrom: WINDOWS_FROM,
+  window: WINDOW,
+  slotBytes: SLOT_BYTES,
+  slotLenOffset: SLOT_LEN_OFFSET,
+  optionBits: OPTION_BITS,
+  outcomesBit: OUTCOMES,
+  strictBit: STRICT,
+} = arguments[1];
 // The fast path's room in WASM memory (src/js/fast.rs, `ROOM`): a function
 // making room for a number of bytes and returning its address, which is
 // kept while it is large enough (given only to the glue's builders).
@@ -51,6 +64,57 @@ function putWord(bytes, memory8, at, from, k) {
   bytes[at + k + 1] = memory8[from + k + 1];
   bytes[at + k + 2] = memory8[from + k + 2];
   bytes[at + k + 3] = memory8[from + k + 3];
+}
+// The number of header slots the fast path gathers `bytes` (`length`
+// bytes) into: one an entry, as src/batch/headers.rs gathers them (an
+// entry starts where the one before it ends by its batchLength; a window
+// shorter than 12 bytes, or a negative batchLength, is the last), or 0
+// where the entries average fewer than WINDOWS_FROM bytes, which one copy
+// of the whole fetch serves better. Reads only the lengths, and no more
+// of them than that average allows.
+function slotsOf(bytes, length) {
+  const most = Math.floor(length / WINDOWS_FROM);
+  let at = 0,
+    n = 0;
+  while (at < length) {
+    if (n === most) return 0;
+    n++;
+    if (length - at < 12) break;
+    const batchLength = (bytes[at + 8] << 24) | (bytes[at + 9] << 16) | (bytes[at + 10] << 8) | bytes[at + 11];
+    if (batchLength < 0) break;
+    at += 12 + batchLength;
+  }
+  return n;
+}
+// Copies each entry's window of `bytes` (`length` bytes) into the slots
+// from address `base`, and its length after it, as src/batch/headers.rs
+// lays them out: `slots` of them at most, each entry's start found from
+// the window copied before it, so that the slots agree with themselves
+// whatever the array does meanwhile. Returns the number of slots filled.
+function gather(bytes, length, base, slots) {
+  let k = 0;
+  for (let at = 0; k < slots && at < length;) {
+    const slot = base + k * SLOT_BYTES;
+    const n = length - at < WINDOW ? length - at : WINDOW;
+    if (n === WINDOW) {
+      // Four bytes at a time, big-endian as they are read.
+      for (let i = 0; i < WINDOW; i += 4) {
+        data.setInt32(
+          slot + i,
+          (bytes[at + i] << 24) | (bytes[at + i + 1] << 16) | (bytes[at + i + 2] << 8) | bytes[at + i + 3],
+        );
+      }
+    } else {
+      for (let i = 0; i < n; i++) u8[slot + i] = bytes[at + i];
+    }
+    data.setInt32(slot + SLOT_LEN_OFFSET, n);
+    k++;
+    if (n < 12) break;
+    const batchLength = data.getInt32(slot + 8);
+    if (batchLength < 0) break;
+    at += 12 + batchLength;
+  }
+  return k;
 }
 // The source each mapper's fast path last named (a mapper without one has
 // none yet).
@@ -201,10 +265,11 @@ return {
   },
   // rewriteBatchesInPlace's fast path (src/js/fast.rs): the common call (a
   // string source, a plain 64-bit time, options fastFlags reads, a
-  // Uint8Array of fewer than HEADERS_FROM bytes) copied into the room,
-  // rewritten by calls that take numbers, its changed bytes written back;
-  // `checked` (the checked path, which also words every error) takes any
-  // other.
+  // Uint8Array) copied into the room, rewritten by calls that take
+  // numbers, its changed bytes written back: the whole fetch below
+  // HEADERS_FROM bytes, or each batch's header window where the batches
+  // are large (slotsOf); `checked` (the checked path, which also words
+  // every error) takes any other.
   inPlace(mapper, checked, source, bytes, nowMs, options) {
     const length = tagOf.call(bytes) === "Uint8Array" ? lengthOf.call(bytes) : 0;
     const now = plainInt64(nowMs);
@@ -212,7 +277,9 @@ return {
     if (length === 0 || flags < 0) {
       return checked.call(mapper, source, bytes, nowMs, options);
     }
-    if (length >= HEADERS_FROM) {
+    // A strict CRC check needs the records: never the windows.
+    const slots = length >= WINDOWS_FROM && (flags & STRICT) === 0 ? slotsOf(bytes, length) : 0;
+    if (slots === 0 && length >= HEADERS_FROM) {
       // The checked path through the batches' headers, given the options as
       // read here.
       return options == null
@@ -223,14 +290,20 @@ return {
       mapper.__fastSource(source);
       mapper[lastSource] = source;
     }
-    if (length > roomSize) {
-      room = makeRoom(length);
-      roomSize = length;
+    const need = slots > 0 ? slots * SLOT_BYTES : length;
+    if (need > roomSize) {
+      room = makeRoom(need);
+      roomSize = need;
     }
     const from = room;
     views();
-    setBytes.call(u8, bytes, from);
-    const done = mapper.__fastRewrite(now, length, flags); // a freed mapper throws here
+    let done;
+    if (slots > 0) {
+      done = mapper.__fastRewriteHeaders(now, length, gather(bytes, length, from, slots), flags); // a freed mapper throws here
+    } else {
+      setBytes.call(u8, bytes, from);
+      done = mapper.__fastRewrite(now, length, flags); // and here
+    }
     if (done === 0) mapper.__fastError(); // throws the rewrite's error
     const info = done >>> 2;
     views(); // memory may have grown
@@ -249,19 +322,21 @@ return {
     const memory8 = u8;
     // A rewrite changes a batch's CRC and producer ID, nothing else: those
     // of each changed batch are written back, at its write's offset (a
-    // PidWrite's second word, 20 bytes each), or all the bytes consumed
-    // where the batches are so small that one copy costs less.
+    // PidWrite's second word, 20 bytes each; its first is the batch's
+    // slot), from the copy or from the batch's slot, or all the bytes
+    // consumed where the batches are so small that one copy costs less.
     const writes = words[info + 5] >>> 0,
       changed = words[info + 6] >>> 0;
-    if (changed > 0 && changed * 64 >= consumed) {
+    if (slots === 0 && changed > 0 && changed * 64 >= consumed) {
       setBytes.call(bytes, memory8.subarray(from, from + consumed));
     } else {
       for (let i = 0, w = (writes >>> 2) + 1; i < changed; i++, w += 5) {
         // The CRC (bytes 17-20) and the producer ID (43-50).
         const at = words[w] >>> 0;
-        putWord(bytes, memory8, at, from + at, 17);
-        putWord(bytes, memory8, at, from + at, 43);
-        putWord(bytes, memory8, at, from + at, 47);
+        const batch = slots > 0 ? from + (words[w - 1] >>> 0) * SLOT_BYTES : from + at;
+        putWord(bytes, memory8, at, batch, 17);
+        putWord(bytes, memory8, at, batch, 43);
+        putWord(bytes, memory8, at, batch, 47);
       }
     }
     return result(bytes, consumed, records, snapshotRequired, noted, n);

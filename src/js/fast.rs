@@ -5,13 +5,17 @@
 //! numbers; every JS value passed, and every call back into JS for a
 //! check, a view or a result, costs as much as a small rewrite. So the
 //! common call (a string source, a safe 64-bit time, no options or plain
-//! boolean ones, a `Uint8Array` below [`super::HEADERS_FROM`] bytes) is
+//! boolean ones, a `Uint8Array` below [`super::HEADERS_FROM`] bytes, or of
+//! any size whose batches average [`WINDOWS_FROM`] bytes or more) is
 //! recognised in JS,
 //! which copies the bytes into the buffer kept here, makes one call of
 //! numbers to rewrite them, writes the changed bytes back and builds the
-//! result with the same builders as the checked path. Every other call,
-//! and every error's wording, is the checked path's
-//! ([`PidMapper::rewrite_batches_in_place`]).
+//! result with the same builders as the checked path. Where the batches
+//! are large (an average of [`WINDOWS_FROM`] bytes or more), JS copies
+//! only each batch's header window into the buffer instead, as slots of a
+//! [`HeaderView`] (`mp_rewrite_headers`' way), and the call rewrites
+//! those. Every other call, and every error's wording, is the checked
+//! path's ([`PidMapper::rewrite_batches_in_place`]).
 
 use std::cell::RefCell;
 
@@ -21,8 +25,15 @@ use wasm_bindgen::prelude::*;
 use super::args::REWRITE_OPTIONS;
 use super::convert::{js_err, records_to_js};
 use super::PidMapper;
+use crate::batch::{HeaderView, SLOT_BYTES, SLOT_LEN_OFFSET, WINDOW};
 use crate::error::Error;
 use crate::rewrite::RewriteOptions;
+
+/// From this many bytes a batch on average, the fast path copies each
+/// batch's header window (the v2 header, and what a control batch's marker
+/// needs) instead of the whole fetch: a window copied by JS costs what a
+/// copy of a few KiB does, so below it one copy of every byte costs less.
+const WINDOWS_FROM: usize = 8 << 10;
 
 /// The fast path's rewrite options, as bits (`fastFlags` in `builders.js`
 /// sets them from an options object, by [`REWRITE_OPTIONS`]).
@@ -31,8 +42,9 @@ const FLAG_COMPLETE: u32 = REWRITE_OPTIONS[1].1;
 const FLAG_OUTCOMES: u32 = REWRITE_OPTIONS[2].1;
 
 /// What the builders (`builders.js`) take from here: `{ headersFrom,
-/// optionBits, outcomesBit }`, `optionBits` an object without a prototype
-/// of [`REWRITE_OPTIONS`].
+/// windowsFrom, window, slotBytes, slotLenOffset, optionBits, outcomesBit,
+/// strictBit }`, `optionBits` an object without a prototype of
+/// [`REWRITE_OPTIONS`].
 pub(super) fn constants() -> JsValue {
     let object = Object::new();
     let bits: Object = Object::create(JsValue::NULL.unchecked_ref());
@@ -41,8 +53,13 @@ pub(super) fn constants() -> JsValue {
     }
     for (key, value) in [
         ("headersFrom", JsValue::from(super::HEADERS_FROM as u32)),
+        ("windowsFrom", JsValue::from(WINDOWS_FROM as u32)),
+        ("window", JsValue::from(WINDOW as u32)),
+        ("slotBytes", JsValue::from(SLOT_BYTES as u32)),
+        ("slotLenOffset", JsValue::from(SLOT_LEN_OFFSET as u32)),
         ("optionBits", bits.into()),
         ("outcomesBit", FLAG_OUTCOMES.into()),
+        ("strictBit", FLAG_STRICT_CRC.into()),
     ] {
         let _ = Reflect::set(&object, &key.into(), &value);
     }
@@ -119,6 +136,36 @@ impl PidMapper {
                 self.inner
                     .begin(now_ms)
                     .rewrite(&self.fast_source, buf, options(flags))?;
+            self.done.keep(rewrite, false);
+            Ok(self.done.info_address())
+        });
+        done.unwrap_or_else(|e| {
+            self.fast_error = Some(e);
+            0
+        })
+    }
+
+    /// [`PidMapper::fast_rewrite`] of a fetch of `len` bytes seen through
+    /// the first `slots` header slots in the room (each entry's window and
+    /// its length, gathered by JS as `batch::gather_with` gathers them):
+    /// the changed batches' new CRCs and producer IDs are written into
+    /// their slots' windows, for JS to write back. A strict CRC check,
+    /// which needs the records, is an error here; JS never asks for it.
+    #[wasm_bindgen(js_name = __fastRewriteHeaders, skip_typescript)]
+    pub fn fast_rewrite_headers(&mut self, now_ms: i64, len: u32, slots: u32, flags: u32) -> u32 {
+        let done = ROOM.with_borrow_mut(|room| {
+            let Some(buf) = room.get_mut(..(slots as usize).saturating_mul(SLOT_BYTES)) else {
+                return Err(Error::invalid(
+                    "no room was made for these header slots".to_owned(),
+                ));
+            };
+            let mut headers = HeaderView::new(buf, len as usize)?;
+            let mut headers = headers.reborrow();
+            let rewrite = self.inner.begin(now_ms).rewrite_headers(
+                &self.fast_source,
+                &mut headers,
+                options(flags),
+            )?;
             self.done.keep(rewrite, false);
             Ok(self.done.info_address())
         });

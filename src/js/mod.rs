@@ -295,10 +295,12 @@ impl PidMapper {
     /// which it will not read again in its old form): the same work and
     /// result as `rewriteBatches`, whose `bytes` is this array, without
     /// copying the output to a new one. On an error `bytes` is unchanged;
-    /// a truncated tail is never written. From 64 KiB (unless `strictCrc`,
-    /// which needs the records) only each batch's header window is copied
-    /// in and 12 bytes of a changed batch out, so that the cost follows the
-    /// number of batches, not their size.
+    /// a truncated tail is never written. From 64 KiB, and on the common
+    /// call (a string source, plain options) where the batches average
+    /// 8 KiB or more, only each batch's header window is copied in and 12
+    /// bytes of a changed batch out (unless `strictCrc`, which needs the
+    /// records), so that the cost follows the number of batches, not their
+    /// size.
     #[wasm_bindgen(js_name = rewriteBatchesInPlace, unchecked_return_type = "RewriteResult")]
     pub fn rewrite_batches_in_place(
         &mut self,

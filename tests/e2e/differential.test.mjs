@@ -79,8 +79,21 @@ const KEY = "00036f1c3b2a9d4e4b7f8a1c2d3e4f5a6b7c000000000001520000000000000005"
 const VALUE = "0000000000000000000202ff0000018bcfe5680000";
 
 /** A v2 batch header with no records (61 bytes, or `pad` more of zeros), or a control marker. */
-function batch(pid, { txn = false, marker = null, pad = 0 } = {}) {
-  const b = new Uint8Array(marker === null ? 61 + pad : 61 + 14);
+/** The arrays of `parts`, one after another, in one array. */
+function concat(parts) {
+  const whole = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
+  let at = 0;
+  for (const p of parts) {
+    whole.set(p, at);
+    at += p.length;
+  }
+  return whole;
+}
+
+// A `tight` marker ends with its key, so that the marker's type is its
+// last byte (the control record's length says more: nothing reads it).
+function batch(pid, { txn = false, marker = null, pad = 0, tight = false } = {}) {
+  const b = new Uint8Array(marker === null ? 61 + pad : tight ? 61 + 9 : 61 + 14);
   const v = new DataView(b.buffer);
   v.setInt32(8, b.length - 12);
   b[16] = 2;
@@ -89,7 +102,7 @@ function batch(pid, { txn = false, marker = null, pad = 0 } = {}) {
   v.setInt32(57, marker === null ? 0 : 1);
   if (marker !== null) {
     // length 12, attributes, timestampDelta 0, offsetDelta 0, keyLength 4, key
-    b.set([24, 0, 0, 0, 8, 0, 0, 0, marker, 0, 0], 61);
+    b.set([24, 0, 0, 0, 8, 0, 0, 0, marker, 0, 0].slice(0, b.length - 61), 61);
   }
   return b;
 }
@@ -144,7 +157,7 @@ async function differentialRun(seed) {
         const pid = pids[next(pids.length)];
         parts.push(next(4) === 0 ? batch(pid, { marker: next(2) }) : batch(pid, { txn: next(2) === 0 }));
       }
-      const fetch = Uint8Array.from(parts.flatMap((p) => [...p]));
+      const fetch = concat(parts);
       if (fetch.length > 0 && next(3) === 0) fetch[next(fetch.length)] ^= 1 << next(8);
       const cut = next(4) === 0 ? fetch.subarray(0, next(fetch.length + 1)) : fetch;
       const flags = next(4);
@@ -201,7 +214,9 @@ test("both rewrites of a large fetch, through its headers, answer as the module'
   // From 64 KiB both rewrites copy each batch's 112-byte window into the
   // module and 12 bytes of a changed batch back (src/js/mod.rs,
   // HEADERS_FROM): rewriteBatches into the one copy it returns,
-  // rewriteBatchesInPlace into the caller's array. The broker module's
+  // rewriteBatchesInPlace into the caller's array, where the batches are
+  // large through its fast path's own windows (src/js/builders.js,
+  // `gather`), otherwise through the checked path's. The broker module's
   // mp_rewrite, given the whole fetch, is the reference. The same calls to
   // all three: the same answers, bytes, records and state, the same
   // outcomes from both JS calls, and the input array unchanged but by
@@ -218,12 +233,18 @@ test("both rewrites of a large fetch, through its headers, answer as the module'
   let errors = 0;
   let changed = 0;
   // The options, plain booleans, are read once by the fast path's reader
-  // and passed on as bits: every in-place call goes that way.
+  // and passed on as bits: every in-place call goes one of those two ways.
   let byFlags = 0;
+  let byWindows = 0;
   const withFlags = js.PidMapper.prototype.__rewriteInPlaceFlags;
   js.PidMapper.prototype.__rewriteInPlaceFlags = function (...args) {
     byFlags += 1;
     return withFlags.apply(this, args);
+  };
+  const withWindows = js.PidMapper.prototype.__fastRewriteHeaders;
+  js.PidMapper.prototype.__fastRewriteHeaders = function (...args) {
+    byWindows += 1;
+    return withWindows.apply(this, args);
   };
   for (let i = 0; i < 300; i++) {
     const parts = [];
@@ -235,12 +256,7 @@ test("both rewrites of a large fetch, through its headers, answer as the module'
       parts.push(b);
       size += b.length;
     }
-    const whole = new Uint8Array(size);
-    let at = 0;
-    for (const p of parts) {
-      whole.set(p, at);
-      at += p.length;
-    }
+    const whole = concat(parts);
     // A flipped bit anywhere (most often in a header), or a cut tail.
     if (next(3) === 0) whole[next(4) === 0 ? next(whole.length) : next(61)] ^= 1 << next(8);
     const fetch = next(4) === 0 ? whole.slice(0, (64 << 10) + next(whole.length - (64 << 10) + 1)) : whole;
@@ -304,7 +320,9 @@ test("both rewrites of a large fetch, through its headers, answer as the module'
     assert.equal(copied.pending, m.e.mp_pending(h));
   }
   js.PidMapper.prototype.__rewriteInPlaceFlags = withFlags;
-  assert.equal(byFlags, 300, "every in-place call had its options read once");
+  js.PidMapper.prototype.__fastRewriteHeaders = withWindows;
+  assert.equal(byFlags + byWindows, 300, "every in-place call had its options read once");
+  assert.ok(byFlags > 50 && byWindows > 30, `both in-place ways were taken (${byFlags}, ${byWindows})`);
   assert.ok(errors > 10, `errors were met (${errors})`);
   assert.ok(changed > 20, `fetches were rewritten (${changed})`);
   copied.free();
@@ -315,8 +333,10 @@ test("both rewrites of a large fetch, through its headers, answer as the module'
 test("rewriteBatchesInPlace's fast path answers as the module's mp_rewrite, and its outcomes as rewriteBatches'", async () => {
   // The common call (a string source, a plain time, plain options, fewer than
   // 64 KiB) takes the fast path (src/js/fast.rs, src/js/builders.js
-  // `inPlace`): the fetch copied into the module's room, rewritten by a
-  // call of numbers, its changed bytes written back. Against the module
+  // `inPlace`): the fetch copied into the module's room, or each batch's
+  // header window where the batches average 8 KiB or more (a sixth of the
+  // fetches here are of such batches, whole, cut or flipped anywhere),
+  // rewritten by a call of numbers, its changed bytes written back. Against the module
   // given the same fetch, and rewriteBatches on a mapper of its own (the
   // checked path, which also says the outcomes): the same answers, errors,
   // bytes, records and state, the outcomes both eager (up to eight
@@ -339,26 +359,40 @@ async function fastPathRun(seed) {
   const next = rng(seed);
   const pids = [0n, 1n, 5n, 7n, -1n, (1n << 40n) - 1n, 1n << 40n, js.mapPid("A", 3n, 0), js.mapPid("B", 2n, 1)];
   const sources = [...SOURCES, "", "x".repeat(40000)];
-  const counts = { errors: 0, eager: 0, lazy: 0, records: 0, bare: 0 };
+  const counts = { errors: 0, eager: 0, lazy: 0, records: 0, bare: 0, windows: 0 };
   // The options the fast path reads itself (any other object goes to the
   // checked path), each as the module's flags say.
   const OPTIONS = [null, undefined, {}, { outcomes: false }, { complete: true }, { strictCrc: true, outcomes: true }];
-  // Every call the fast path takes reaches the module through __fastRewrite.
+  // Every call the fast path takes reaches the module through
+  // __fastRewrite, or __fastRewriteHeaders with the windows.
   let fastCalls = 0;
+  let windowCalls = 0;
   const fastRewrite = js.PidMapper.prototype.__fastRewrite;
   js.PidMapper.prototype.__fastRewrite = function (...args) {
     fastCalls += 1;
     return fastRewrite.apply(this, args);
   };
+  const fastRewriteHeaders = js.PidMapper.prototype.__fastRewriteHeaders;
+  js.PidMapper.prototype.__fastRewriteHeaders = function (...args) {
+    fastCalls += 1;
+    windowCalls += 1;
+    return fastRewriteHeaders.apply(this, args);
+  };
   for (let i = 0; i < 3000; i++) {
     const parts = [];
-    for (let n = next(next(3) === 0 ? 24 : 6); n > 0; n--) {
+    // Now and then a few large batches (under 64 KiB in all).
+    const large = next(6) === 0;
+    for (let n = large ? 1 + next(2) : next(next(3) === 0 ? 24 : 6); n > 0; n--) {
       const pid = next(3) === 0 ? BigInt(next(5000)) : pids[next(pids.length)];
-      const b = next(5) === 0 ? batch(pid, { marker: next(2) }) : batch(pid, { txn: next(2) === 0, pad: next(300) });
+      const pad = large ? 8000 + next(20000) : next(300);
+      const b = next(5) === 0 ? batch(pid, { marker: next(2) }) : batch(pid, { txn: next(2) === 0, pad });
       new DataView(b.buffer).setBigInt64(0, BigInt(next(1 << 30)) * 1000n + BigInt(i));
       parts.push(b);
     }
-    const fetch = Uint8Array.from(parts.flatMap((p) => [...p]));
+    // A large fetch's last batch is the last window, shorter than the rest:
+    // a marker read from its last byte.
+    if (large && next(2) === 0) parts.push(batch(pids[next(pids.length)], { marker: next(2), tight: true }));
+    const fetch = concat(parts);
     if (fetch.length > 0 && next(8) === 0) fetch[next(fetch.length)] ^= 1 << next(8);
     const cut = next(5) === 0 ? fetch.slice(0, next(fetch.length + 1)) : fetch;
     const source = next(10) === 0 ? sources[next(sources.length)] : SOURCES[next(SOURCES.length)];
@@ -378,7 +412,10 @@ async function fastPathRun(seed) {
     const a = say(() => checked.rewriteBatches(source, cut, now, options));
     const own = cut.slice();
     const before = fastCalls;
+    const windowsBefore = windowCalls;
     const b = say(() => fast.rewriteBatchesInPlace(source, own, now, options));
+    counts.windows += windowCalls - windowsBefore;
+    if (options?.strictCrc) assert.equal(windowCalls, windowsBefore, "a strict CRC check copies every byte");
     assert.equal(fastCalls - before, cut.length > 0 ? 1 : 0, `case ${i}: the fast path took the call`);
     if (options?.outcomes === false && typeof b === "object") {
       counts.bare += 1;
@@ -423,6 +460,7 @@ async function fastPathRun(seed) {
     assert.equal(checked.pending, m.e.mp_pending(h));
   }
   js.PidMapper.prototype.__fastRewrite = fastRewrite;
+  js.PidMapper.prototype.__fastRewriteHeaders = fastRewriteHeaders;
   for (const [what, n] of Object.entries(counts)) assert.ok(n > 50, `${what}: ${n}`);
   fast.free();
   checked.free();
