@@ -634,12 +634,15 @@ fn rewrite_in_place_equals_copying_rewrite() {
     mirrorpid::js::use_plain_results(false);
 }
 
-/// From 64 KiB `rewriteBatches` rewrites through the batches' headers, into
-/// the one copy it makes in JS: the same result as its copying path (which a
-/// strict CRC check takes, and which these valid batches pass) and the same
-/// bytes as `rewriteBatchesInPlace`, its input untouched, a truncated tail
-/// copied as it was; on an error nothing changed; on the built and the
-/// plain path.
+/// `rewriteBatches` of a large fetch rewrites through the batches' headers,
+/// into the one copy it makes in JS (gathered by the builders where the
+/// batches average 8 KiB or more, a call into JS a window on the plain path
+/// from 64 KiB), or copies every byte: either way the same result as its
+/// copying path (which a strict CRC check takes, and which these valid
+/// batches pass) and the same bytes as `rewriteBatchesInPlace`, its input
+/// untouched, a truncated tail copied as it was; on an error nothing
+/// changed; with batches of about 3 KiB and of about 10 KiB, on the built
+/// and the plain path.
 #[wasm_bindgen_test]
 fn large_fetch_rewrite_through_headers_equals_the_copy() {
     let batch = |producer_id: i64, value: usize| {
@@ -654,17 +657,17 @@ fn large_fetch_rewrite_through_headers_equals_the_copy() {
         }
         .encode()
     };
-    let mut fetch: Vec<u8> = (0..40)
-        .flat_map(|i: i64| batch(i % 5, 1000 + 97 * i as usize))
-        .collect();
-    let whole = fetch.len();
-    assert!(
-        whole >= 64 << 10,
-        "a fetch over the header path's threshold"
-    );
-    fetch.extend_from_slice(&batch(9, 500)[..100]); // a truncated tail
     let strict = JSON::parse(r#"{"strictCrc": true}"#).unwrap();
-    for plain in [false, true] {
+    for (size, plain) in [(1000, false), (1000, true), (9000, false), (9000, true)] {
+        let mut fetch: Vec<u8> = (0..40)
+            .flat_map(|i: i64| batch(i % 5, size + 97 * i as usize))
+            .collect();
+        let whole = fetch.len();
+        assert!(
+            whole >= 64 << 10,
+            "a fetch over the plain header path's threshold"
+        );
+        fetch.extend_from_slice(&batch(9, 500)[..100]); // a truncated tail
         mirrorpid::js::use_plain_results(plain);
         let (mut copying, mut headers, mut in_place) = (mapper(), mapper(), mapper());
         let expected = copying
@@ -679,7 +682,7 @@ fn large_fetch_rewrite_through_headers_equals_the_copy() {
         let got = headers
             .rewrite_batches("A".into(), input.clone().into(), JsValue::from(3), None)
             .unwrap();
-        assert!(same(&expected, &got), "plain {plain}");
+        assert!(same(&expected, &got), "size {size}, plain {plain}");
         assert_eq!(input.to_vec(), fetch, "the input is untouched");
         let bytes = bytes_of(&get(&got, "bytes"));
         assert_ne!(bytes[..whole], fetch[..whole], "the batches were rewritten");
@@ -688,7 +691,7 @@ fn large_fetch_rewrite_through_headers_equals_the_copy() {
         let mine = in_place
             .rewrite_batches_in_place("A".into(), array.clone().into(), JsValue::from(3), None)
             .unwrap();
-        assert_eq!(array.to_vec(), bytes, "plain {plain}");
+        assert_eq!(array.to_vec(), bytes, "size {size}, plain {plain}");
         assert!(same(&get(&mine, "batches"), &get(&got, "batches")));
         assert_eq!(copying.snapshot().unwrap(), headers.snapshot().unwrap());
 

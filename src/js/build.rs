@@ -75,6 +75,21 @@ extern "C" {
     /// Copies `view` into WASM memory at `to` (room for it made first).
     #[wasm_bindgen(method, js_name = copyIn)]
     pub(super) fn copy_in(this: &Builders, view: &Uint8Array, to: u32);
+    /// How many header slots a rewrite of `view` takes, one an entry
+    /// (`batch::gather_with`'s rule): for `every` entry, or 0 where they
+    /// average fewer bytes than one copy of every byte serves better.
+    #[wasm_bindgen(method, js_name = slotsOf)]
+    pub(super) fn slots_of(this: &Builders, view: &Uint8Array, every: bool) -> u32;
+    /// Copies the windows of `view`'s entries into the slots at `base`, as
+    /// `batch::gather_with` does, `slots` at most; returns how many it
+    /// filled.
+    #[wasm_bindgen(method)]
+    pub(super) fn gather(this: &Builders, view: &Uint8Array, base: u32, slots: u32) -> u32;
+    /// Writes into `view` the CRC and producer ID of each batch the rewrite
+    /// whose numbers are at `info` ([`Done::info_address`]) changed, from
+    /// its slot at `base`.
+    #[wasm_bindgen(method, js_name = writeBack)]
+    pub(super) fn write_back(this: &Builders, view: &Uint8Array, info: u32, base: u32);
 
     /// `RewriteResult`: `bytes` copied out of WASM memory (`length` bytes
     /// at `from`), `records` (`undefined`: none), the batches from their

@@ -1,16 +1,13 @@
 const memory = arguments[0]; // WASM memory: its views are kept, and remade after a grow
-// What Rust tells the builders (src/js/fast.rs, `constants`): from
-// `headersFrom` bytes the checked path rewrites through the batches'
-// headers (src/js/mod.rs, HEADERS_FROM), which costs less there than the
-// fast path's copy of every byte; from an average of `windowsFrom` bytes a
-// batch the fast path copies each batch's header window itself (`window`
+// What Rust tells the builders (src/js/fast.rs, `constants`): from an
+// average of `windowsFrom` bytes a batch a rewrite copies each batch's
+// header window instead of every byte (`window`
 // bytes into a slot of `slotBytes`, its length at `slotLenOffset`,
 // src/batch/headers.rs); `optionBits` are the bits of the rewrite options
 // the fast path reads, by key (an object without a prototype),
 // `outcomesBit` the one set by default, and `strictBit` the one that needs
 // the records.
 const {
-  headersFrom: HEADERS_FROM,
   windowsFrom: WINDOWS_FROM,
   window: WINDOW,
   slotBytes: SLOT_BYTES,
@@ -68,12 +65,12 @@ function putWord(bytes, memory8, at, from, k) {
 // The number of header slots the fast path gathers `bytes` (`length`
 // bytes) into: one an entry, as src/batch/headers.rs gathers them (an
 // entry starts where the one before it ends by its batchLength; a window
-// shorter than 12 bytes, or a negative batchLength, is the last), or 0
-// where the entries average fewer than WINDOWS_FROM bytes, which one copy
-// of the whole fetch serves better. Reads only the lengths, and no more
-// of them than that average allows.
-function slotsOf(bytes, length) {
-  const most = Math.floor(length / WINDOWS_FROM);
+// shorter than 12 bytes, or a negative batchLength, is the last): for
+// `every` entry, or else 0 where the entries average fewer than
+// WINDOWS_FROM bytes, which one copy of every byte serves better. Reads
+// only the lengths, and no more of them than that average allows.
+function slotsOf(bytes, length, every) {
+  const most = every ? -1 : Math.floor(length / WINDOWS_FROM);
   let at = 0,
     n = 0;
   while (at < length) {
@@ -115,6 +112,30 @@ function gather(bytes, length, base, slots) {
     at += 12 + batchLength;
   }
   return k;
+}
+// Writes into `bytes` what the rewrite whose numbers are at word `info` of
+// `words` changed, from the copy of every byte at address `from` of
+// `memory8`, or from the header slots there (`slotted`). A rewrite changes
+// a batch's CRC and producer ID, nothing else: those of each changed batch
+// are written back, at its write's offset (a PidWrite's second word, 20
+// bytes each; its first is the batch's slot), or, from a copy, all the
+// bytes consumed where the batches are so small that one copy costs less.
+function writeBack(bytes, memory8, words, info, from, slotted) {
+  const consumed = words[info] >>> 0,
+    writes = words[info + 5] >>> 0,
+    changed = words[info + 6] >>> 0;
+  if (!slotted && changed > 0 && changed * 64 >= consumed) {
+    setBytes.call(bytes, memory8.subarray(from, from + consumed));
+    return;
+  }
+  for (let i = 0, w = (writes >>> 2) + 1; i < changed; i++, w += 5) {
+    // The CRC (bytes 17-20) and the producer ID (43-50).
+    const at = words[w] >>> 0;
+    const batch = slotted ? from + (words[w - 1] >>> 0) * SLOT_BYTES : from + at;
+    putWord(bytes, memory8, at, batch, 17);
+    putWord(bytes, memory8, at, batch, 43);
+    putWord(bytes, memory8, at, batch, 47);
+  }
 }
 // The source each mapper's fast path last named (a mapper without one has
 // none yet).
@@ -251,6 +272,22 @@ return {
     views();
     u8.set(view, to);
   },
+  // The checked path's header windows (`view` a plain Uint8Array): how many
+  // slots (slotsOf), the windows copied into the slots at `base` (returns
+  // how many were filled), and the changed batches' bytes written back
+  // from them once the rewrite whose numbers are at address `info` is
+  // done.
+  slotsOf(view, every) {
+    return slotsOf(view, view.length, every);
+  },
+  gather(view, base, slots) {
+    views();
+    return gather(view, view.length, base, slots);
+  },
+  writeBack(view, info, base) {
+    views();
+    writeBack(view, u8, i32, info >>> 2, base, true);
+  },
   mapResult(mapped, salt, collision, record, snapshotRequired) {
     return { mapped, salt: salt < 0 ? null : salt, collision, record, snapshotRequired };
   },
@@ -266,10 +303,10 @@ return {
   // rewriteBatchesInPlace's fast path (src/js/fast.rs): the common call (a
   // string source, a plain 64-bit time, options fastFlags reads, a
   // Uint8Array) copied into the room, rewritten by calls that take
-  // numbers, its changed bytes written back: the whole fetch below
-  // HEADERS_FROM bytes, or each batch's header window where the batches
-  // are large (slotsOf); `checked` (the checked path, which also words
-  // every error) takes any other.
+  // numbers, its changed bytes written back: the whole fetch, or each
+  // batch's header window where the batches are large (slotsOf);
+  // `checked` (the checked path, which also words every error) takes any
+  // other.
   inPlace(mapper, checked, source, bytes, nowMs, options) {
     const length = tagOf.call(bytes) === "Uint8Array" ? lengthOf.call(bytes) : 0;
     const now = plainInt64(nowMs);
@@ -278,14 +315,7 @@ return {
       return checked.call(mapper, source, bytes, nowMs, options);
     }
     // A strict CRC check needs the records: never the windows.
-    const slots = length >= WINDOWS_FROM && (flags & STRICT) === 0 ? slotsOf(bytes, length) : 0;
-    if (slots === 0 && length >= HEADERS_FROM) {
-      // The checked path through the batches' headers, given the options as
-      // read here.
-      return options == null
-        ? checked.call(mapper, source, bytes, nowMs, null)
-        : mapper.__rewriteInPlaceFlags(source, bytes, nowMs, flags);
-    }
+    const slots = (flags & STRICT) === 0 ? slotsOf(bytes, length, false) : 0;
     if (mapper[lastSource] !== source) {
       mapper.__fastSource(source);
       mapper[lastSource] = source;
@@ -318,27 +348,7 @@ return {
       views(); // and again while the records were made
       words = i32;
     }
-    // No call below grows WASM memory: its views are read once, here.
-    const memory8 = u8;
-    // A rewrite changes a batch's CRC and producer ID, nothing else: those
-    // of each changed batch are written back, at its write's offset (a
-    // PidWrite's second word, 20 bytes each; its first is the batch's
-    // slot), from the copy or from the batch's slot, or all the bytes
-    // consumed where the batches are so small that one copy costs less.
-    const writes = words[info + 5] >>> 0,
-      changed = words[info + 6] >>> 0;
-    if (slots === 0 && changed > 0 && changed * 64 >= consumed) {
-      setBytes.call(bytes, memory8.subarray(from, from + consumed));
-    } else {
-      for (let i = 0, w = (writes >>> 2) + 1; i < changed; i++, w += 5) {
-        // The CRC (bytes 17-20) and the producer ID (43-50).
-        const at = words[w] >>> 0;
-        const batch = slots > 0 ? from + (words[w - 1] >>> 0) * SLOT_BYTES : from + at;
-        putWord(bytes, memory8, at, batch, 17);
-        putWord(bytes, memory8, at, batch, 43);
-        putWord(bytes, memory8, at, batch, 47);
-      }
-    }
+    writeBack(bytes, u8, words, info, from, slots > 0);
     return result(bytes, consumed, records, snapshotRequired, noted, n);
   },
 };

@@ -5,9 +5,7 @@
 //! numbers; every JS value passed, and every call back into JS for a
 //! check, a view or a result, costs as much as a small rewrite. So the
 //! common call (a string source, a safe 64-bit time, no options or plain
-//! boolean ones, a `Uint8Array` below [`super::HEADERS_FROM`] bytes, or of
-//! any size whose batches average [`WINDOWS_FROM`] bytes or more) is
-//! recognised in JS,
+//! boolean ones, a `Uint8Array`) is recognised in JS,
 //! which copies the bytes into the buffer kept here, makes one call of
 //! numbers to rewrite them, writes the changed bytes back and builds the
 //! result with the same builders as the checked path. Where the batches
@@ -41,8 +39,7 @@ const FLAG_STRICT_CRC: u32 = REWRITE_OPTIONS[0].1;
 const FLAG_COMPLETE: u32 = REWRITE_OPTIONS[1].1;
 const FLAG_OUTCOMES: u32 = REWRITE_OPTIONS[2].1;
 
-/// What the builders (`builders.js`) take from here: `{ headersFrom,
-/// windowsFrom, window, slotBytes, slotLenOffset, optionBits, outcomesBit,
+/// What the builders (`builders.js`) take from here: `{ windowsFrom, window, slotBytes, slotLenOffset, optionBits, outcomesBit,
 /// strictBit }`, `optionBits` an object without a prototype of
 /// [`REWRITE_OPTIONS`].
 pub(super) fn constants() -> JsValue {
@@ -52,7 +49,6 @@ pub(super) fn constants() -> JsValue {
         let _ = Reflect::set(&bits, &key.into(), &bit.into());
     }
     for (key, value) in [
-        ("headersFrom", JsValue::from(super::HEADERS_FROM as u32)),
         ("windowsFrom", JsValue::from(WINDOWS_FROM as u32)),
         ("window", JsValue::from(WINDOW as u32)),
         ("slotBytes", JsValue::from(SLOT_BYTES as u32)),
@@ -183,23 +179,6 @@ impl PidMapper {
             .take()
             .unwrap_or_else(|| Error::invalid("no fast rewrite failed on this mapper".to_owned()));
         Err(js_err(error))
-    }
-
-    /// `rewriteBatchesInPlace` with its options given as `flags`, which
-    /// the fast path read from the caller's object: the checked path, for
-    /// the fetches of [`super::HEADERS_FROM`] bytes or more, without
-    /// reading the object again.
-    #[wasm_bindgen(js_name = __rewriteInPlaceFlags, skip_typescript)]
-    pub fn rewrite_in_place_flags(
-        &mut self,
-        source_cluster_id: JsValue,
-        bytes: JsValue,
-        now_ms: JsValue,
-        flags: u32,
-    ) -> Result<JsValue, JsError> {
-        let source = self.source.take(&source_cluster_id)?;
-        let now = super::args::int64(&now_ms, "nowMs")?;
-        self.in_place(source, &bytes, now, options(flags))
     }
 
     /// The last fast rewrite's records (`{key, value}` each), taken.

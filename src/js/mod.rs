@@ -33,7 +33,9 @@ pub use functions::*;
 use js_sys::{Array, Object, Uint8Array};
 use wasm_bindgen::prelude::*;
 
-use crate::batch::{changed_slots, gather_with, HeaderView, CRC_OFFSET, PRODUCER_ID_OFFSET};
+use crate::batch::{
+    changed_slots, gather_with, HeaderView, CRC_OFFSET, PRODUCER_ID_OFFSET, SLOT_BYTES,
+};
 use crate::mapper::{KnownSource, LoadOutcome, Mapper};
 use crate::record::StateRecord;
 use crate::rewrite::RewriteOptions;
@@ -53,10 +55,11 @@ pub struct PidMapper {
     inner: Mapper,
     /// What the last rewrite left for JS to build its result from.
     done: build::Done,
-    /// Both rewrites' copy of the caller's bytes, below [`HEADERS_FROM`].
+    /// The checked path's copy of the caller's bytes, below
+    /// [`HEADERS_FROM`].
     scratch: Vec<u8>,
-    /// Both rewrites' header slots and their entries' offsets, from
-    /// [`HEADERS_FROM`] bytes.
+    /// The checked path's header slots ([`gathering`]), and their entries'
+    /// offsets where a call into JS gathered each.
     slots: Vec<u8>,
     offsets: Vec<usize>,
     /// The last source cluster ID of `map` and the rewrites, and its text.
@@ -68,18 +71,38 @@ pub struct PidMapper {
     fast_error: Option<crate::Error>,
 }
 
-/// From this many bytes, both rewrites copy only each batch's header
-/// window into the module and 12 bytes a changed batch back
-/// (`mp_rewrite_headers`' way), so that the module's part follows the
-/// number of batches, not their size (`rewriteBatches` still makes the
-/// one copy it returns); below, one copy of the whole fetch each way costs
-/// less than a call into JS per batch.
+/// From this many bytes, the checked path (`rewriteBatches`, and
+/// `rewriteBatchesInPlace` beside its fast path) copies only each batch's
+/// header window into the module, and 12 bytes a changed batch back
+/// (`mp_rewrite_headers`' way), whatever the batches' size: a mapper keeps
+/// its copy of every byte between calls, and its slots cost at most what
+/// copies below this size do. Below it, it does so only where the batches
+/// are large on average (`fast::WINDOWS_FROM`).
 const HEADERS_FROM: usize = 64 << 10;
 
-/// Whether a rewrite of `view` takes the header path: from
-/// [`HEADERS_FROM`] bytes, unless a strict CRC check needs the records.
-fn headers_path(view: &Uint8Array, opts: RewriteOptions) -> bool {
-    view.length() as usize >= HEADERS_FROM && !opts.strict_crc
+/// How the checked path gathers the header windows of the caller's array.
+#[derive(Debug, Clone, Copy)]
+enum Gathering {
+    /// By the builders in one call, into this many slots.
+    Builders(u32),
+    /// A call into JS a window (no builders).
+    Calls,
+}
+
+/// How the checked path gathers the header windows of `view` (from
+/// [`HEADERS_FROM`] bytes, and with the builders also where the batches are
+/// large on average), or `None` where it copies every byte instead (always
+/// for a strict CRC check, which needs the records).
+fn gathering(view: &Uint8Array, opts: RewriteOptions) -> Option<Gathering> {
+    if opts.strict_crc {
+        return None;
+    }
+    let large = view.length() as usize >= HEADERS_FROM;
+    match build::with(|b| b.slots_of(view, large)) {
+        Some(0) => None,
+        Some(slots) => Some(Gathering::Builders(slots)),
+        None => large.then_some(Gathering::Calls),
+    }
 }
 
 /// The options of both rewrites (`RewriteOptions` in `types.d.ts`).
@@ -113,26 +136,47 @@ impl PidMapper {
         Ok(())
     }
 
-    /// `rewriteBatchesInPlace` of a large fetch through its headers: each
-    /// entry's window read from `view` (the caller's array, read through
-    /// the intrinsic getters) into a slot, the slots rewritten (the same
-    /// checks, mappings, records and outcomes as on the whole fetch,
-    /// `Mapper::rewrite_headers_into`), and each changed batch's CRC and
-    /// producer ID written into the array. A strict CRC check needs the
-    /// records, so it takes the copying path.
+    /// `rewriteBatchesInPlace` of a fetch through its headers: each entry's
+    /// window read from `view` (the caller's array, read through the
+    /// intrinsic getters) into a slot ([`Gathering`]), the
+    /// slots rewritten (the same checks, mappings, records and outcomes as
+    /// on the whole fetch, `Mapper::rewrite_headers_into`), and each
+    /// changed batch's CRC and producer ID written into the array. A
+    /// strict CRC check needs the records, so it takes the copying path.
     fn rewrite_headers_in_place(
         &mut self,
         source: &str,
         view: &Uint8Array,
         now: i64,
         opts: RewriteOptions,
+        gathering: Gathering,
     ) -> Result<(), JsError> {
         let len = view.length() as usize;
-        let read = |pos: usize, window: &mut [u8]| {
-            view.subarray(pos as u32, (pos + window.len()) as u32)
-                .copy_to(window)
+        let by_builders = match gathering {
+            Gathering::Builders(slots) => {
+                let size = (slots as usize).saturating_mul(SLOT_BYTES);
+                self.slots.clear();
+                self.slots.try_reserve(size).map_err(|_| {
+                    js_err(crate::Error::OutOfMemory {
+                        what: "the header slots",
+                    })
+                })?;
+                self.slots.resize(size, 0);
+                let base = self.slots.as_mut_ptr() as u32;
+                let filled = build::with(|b| b.gather(view, base, slots)).unwrap_or(0);
+                self.slots.truncate(filled as usize * SLOT_BYTES);
+                true
+            }
+            Gathering::Calls => {
+                let read = |pos: usize, window: &mut [u8]| {
+                    view.subarray(pos as u32, (pos + window.len()) as u32)
+                        .copy_to(window)
+                };
+                gather_with(len, usize::MAX, &mut self.slots, &mut self.offsets, read)
+                    .map_err(js_err)?;
+                false
+            }
         };
-        gather_with(len, usize::MAX, &mut self.slots, &mut self.offsets, read).map_err(js_err)?;
         let mut headers = HeaderView::new(&mut self.slots, len).map_err(js_err)?;
         let mut headers = headers.reborrow();
         let rewrite = self
@@ -141,6 +185,11 @@ impl PidMapper {
             .rewrite_headers(source, &mut headers, opts)
             .map_err(js_err)?;
         self.done.keep(rewrite, true);
+        if by_builders {
+            let (info, base) = (self.done.info_address(), self.slots.as_ptr() as u32);
+            build::with(|b| b.write_back(view, info, base));
+            return Ok(());
+        }
         for (at, crc, pid) in changed_slots(&self.slots, &self.offsets) {
             for (start, part) in [(at + CRC_OFFSET, crc), (at + PRODUCER_ID_OFFSET, pid)] {
                 view.subarray(start as u32, (start + part.len()) as u32)
@@ -166,11 +215,12 @@ impl PidMapper {
         let view = args::plain_view(array)?;
         let bytes: &Uint8Array = bytes.unchecked_ref();
         // Whether the rewrite ran on a copy, which then goes back.
-        let copied = match &view {
-            Some(v) if headers_path(v, opts) => self
-                .rewrite_headers_in_place(&source.1, v, now, opts)
+        let headers = view.as_ref().and_then(|v| Some((v, gathering(v, opts)?)));
+        let copied = match headers {
+            Some((v, gathering)) => self
+                .rewrite_headers_in_place(&source.1, v, now, opts, gathering)
                 .map(|()| false),
-            _ => args::copy_view(view.as_ref(), &mut self.scratch)
+            None => args::copy_view(view.as_ref(), &mut self.scratch)
                 .and_then(|()| self.rewrite_scratch(&source.1, now, opts))
                 .map(|()| true),
         };
@@ -246,8 +296,9 @@ impl PidMapper {
     }
 
     /// Rewrites a buffer of record batches into a new array; the input
-    /// array is not changed. From 64 KiB (unless `strictCrc`) the new
-    /// array is the one copy made, and only each batch's header window
+    /// array is not changed. From 64 KiB, or where the batches average
+    /// 8 KiB or more (unless `strictCrc`, which needs the records), the
+    /// new array is the one copy made, and only each batch's header window
     /// enters the module.
     #[wasm_bindgen(js_name = rewriteBatches, unchecked_return_type = "RewriteResult")]
     pub fn rewrite_batches(
@@ -265,13 +316,13 @@ impl PidMapper {
             return Err(convert::invalid("input must be a Uint8Array".to_owned()));
         };
         let view = args::plain_view(array)?;
-        // From HEADERS_FROM bytes: one copy, by JS, into the array the call
+        // Through the headers: one copy, by JS, into the array the call
         // returns, rewritten there through its headers as
         // `rewriteBatchesInPlace` rewrites the caller's (the records never
-        // enter the module); below, the copy in and out of the module.
-        if let Some(v) = view.as_ref().filter(|v| headers_path(v, opts)) {
+        // enter the module); otherwise the copy in and out of the module.
+        if let Some((v, gathering)) = view.as_ref().and_then(|v| Some((v, gathering(v, opts)?))) {
             let out = v.slice(0, v.length());
-            let done = self.rewrite_headers_in_place(&source.1, &out, now, opts);
+            let done = self.rewrite_headers_in_place(&source.1, &out, now, opts, gathering);
             self.source.keep(source);
             done?;
             let out = convert::Output::InPlace {
@@ -295,12 +346,12 @@ impl PidMapper {
     /// which it will not read again in its old form): the same work and
     /// result as `rewriteBatches`, whose `bytes` is this array, without
     /// copying the output to a new one. On an error `bytes` is unchanged;
-    /// a truncated tail is never written. From 64 KiB, and on the common
-    /// call (a string source, plain options) where the batches average
-    /// 8 KiB or more, only each batch's header window is copied in and 12
-    /// bytes of a changed batch out (unless `strictCrc`, which needs the
-    /// records), so that the cost follows the number of batches, not their
-    /// size.
+    /// a truncated tail is never written. Where the batches average 8 KiB
+    /// or more (unless `strictCrc`, which needs the records), only each
+    /// batch's header window is copied in and 12 bytes of a changed batch
+    /// out, so that the cost follows the number of batches, not their size;
+    /// a fetch of smaller batches is copied whole into room that the
+    /// module keeps, as large as the largest such fetch.
     #[wasm_bindgen(js_name = rewriteBatchesInPlace, unchecked_return_type = "RewriteResult")]
     pub fn rewrite_batches_in_place(
         &mut self,
