@@ -1,9 +1,9 @@
 // The JS API in Node beside the broker module's C ABI, in one Node
 // process on the same work: a fetch of 1000 bound producers' batches
-// (rewriteBatches vs mp_rewrite), map() of a bound identity, and one batch
-// of 256 B to 1 MiB (rewriteBatches, rewriteBatchesInPlace, mp_rewrite with
-// the host's copy in). Medians of 101 rounds after a warm-up; each round
-// times a loop, not one call.
+// (rewriteBatches vs mp_rewrite), one of 1 MiB of 1 KiB batches, map() of a
+// bound identity, and one batch of 256 B to 1 MiB (rewriteBatches,
+// rewriteBatchesInPlace, mp_rewrite with the host's copy in). Medians of
+// 101 rounds after a warm-up; each round times a loop, not one call.
 //
 //   scripts/build.sh && node benches/node.mjs [--json FILE]   (scripts/bench.sh runs it)
 //
@@ -168,6 +168,79 @@ console.log(`\nrewriteBatches / mp_rewrite: ${(jsRewrite / abiRewrite).toFixed(1
 console.log(`rewriteBatchesInPlace / mp_rewrite: ${(jsInPlace / abiRewrite).toFixed(1)}x`);
 console.log(`rewriteBatchesInPlace, no outcomes / mp_rewrite: ${(jsBare / abiRewrite).toFixed(1)}x`);
 console.log(`reading every outcome / mp_rewrite: ${(jsRewriteRead / abiRewrite).toFixed(1)}x`);
+
+// A fetch as a broker hands out a partition's records (1 MiB, its default
+// max.partition.fetch.bytes) of 1 KiB batches, a producer each: the in-place
+// calls first put back the 12 bytes of each batch a rewrite changes, three
+// words through a DataView, as the one-batch rows below do.
+{
+  const SMALL = 1 << 10;
+  const many = new Uint8Array(1 << 20);
+  const n = many.length / SMALL;
+  const v = new DataView(many.buffer);
+  for (let i = 0; i < n; i++) {
+    v.setBigInt64(i * SMALL, BigInt(i));
+    v.setInt32(i * SMALL + 8, SMALL - 12);
+    many[i * SMALL + 16] = 2;
+    v.setBigInt64(i * SMALL + 43, BigInt(i));
+  }
+  const m1 = new js.PidMapper(TOPIC, 0, null);
+  m1.rewriteBatches("A", many, 0n, null);
+  m1.confirm();
+  const b1 = put(many);
+  if (x.mp_rewrite(h, src, 1, b1, many.length, 0n, 0) !== many.length) throw new Error("mp_rewrite failed");
+  x.mp_confirm(h);
+  const mine = many.slice();
+  const mineView = new DataView(mine.buffer);
+  const original = [17, 43, 47].map((k) => Array.from({ length: n }, (_, i) => v.getInt32(i * SMALL + k)));
+  const putBack = () => {
+    for (let i = 0; i < n; i++) {
+      mineView.setInt32(i * SMALL + 17, original[0][i]);
+      mineView.setInt32(i * SMALL + 43, original[1][i]);
+      mineView.setInt32(i * SMALL + 47, original[2][i]);
+    }
+  };
+  const [inPlace, inPlaceBare, copying, abi] = measureAll([
+    [
+      () => {
+        putBack();
+        m1.rewriteBatchesInPlace("A", mine, 1n, null);
+      },
+      n,
+      2,
+    ],
+    [
+      () => {
+        putBack();
+        m1.rewriteBatchesInPlace("A", mine, 1n, BARE);
+      },
+      n,
+      2,
+    ],
+    [() => m1.rewriteBatches("A", many, 1n, null), n, 2],
+    [
+      () => {
+        mem().set(many, b1);
+        x.mp_rewrite(h, src, 1, b1, many.length, 1n, 0);
+      },
+      n,
+      2,
+    ],
+  ]);
+  if (mine[43] === many[43]) throw new Error("the in-place call rewrote nothing");
+  results["rewriteBatchesInPlace 1MiB of 1KiB"] = inPlace;
+  results["rewriteBatchesInPlace bare 1MiB of 1KiB"] = inPlaceBare;
+  results["rewriteBatches 1MiB of 1KiB"] = copying;
+  results["mp_rewrite 1MiB of 1KiB"] = abi;
+  console.log("\n| a 1 MiB fetch of 1 KiB batches, per batch | cost |");
+  console.log("|---|---:|");
+  console.log(row("rewriteBatchesInPlace", inPlace));
+  console.log(row("rewriteBatchesInPlace, { outcomes: false }", inPlaceBare));
+  console.log(row("rewriteBatches", copying));
+  console.log(row("mp_rewrite (host copies it in)", abi));
+  x.mp_free(b1);
+  m1.free();
+}
 
 // One batch of each size, bound: what a call costs as the records grow.
 // Each in-place call first puts back the 12 bytes a rewrite changes, as

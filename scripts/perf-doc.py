@@ -195,6 +195,14 @@ def t_node():
                        ("mp_rewrite 1000", "mp_rewrite, the same fetch, per batch")]:
         if key in r:
             rows.append([label, fmt_ns(r[key]), ratio(r[key], r["mp_rewrite 1000"])])
+    for call, label in [("rewriteBatchesInPlace", "rewriteBatchesInPlace"),
+                        ("rewriteBatchesInPlace bare", "rewriteBatchesInPlace, `{ outcomes: false }`"),
+                        ("rewriteBatches", "rewriteBatches"),
+                        ("mp_rewrite", "mp_rewrite")]:
+        key = f"{call} 1MiB of 1KiB"
+        if key in r:
+            rows.append([f"{label}, a 1 MiB fetch of 1 KiB batches, per batch", fmt_ns(r[key]),
+                         ratio(r[key], r["mp_rewrite 1MiB of 1KiB"])])
     for size in SIZES:
         for call, label in [("rewriteBatchesInPlace", "rewriteBatchesInPlace"),
                             ("rewriteBatchesInPlace bare", "rewriteBatchesInPlace, `{ outcomes: false }`"),
