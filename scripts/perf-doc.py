@@ -195,23 +195,20 @@ def t_node():
                        ("mp_rewrite 1000", "mp_rewrite, the same fetch, per batch")]:
         if key in r:
             rows.append([label, fmt_ns(r[key]), ratio(r[key], r["mp_rewrite 1000"])])
-    for call, label in [("rewriteBatchesInPlace", "rewriteBatchesInPlace"),
-                        ("rewriteBatchesInPlace bare", "rewriteBatchesInPlace, `{ outcomes: false }`"),
-                        ("rewriteBatches", "rewriteBatches"),
-                        ("mp_rewrite", "mp_rewrite")]:
-        key = f"{call} 1MiB of 1KiB"
-        if key in r:
-            rows.append([f"{label}, a 1 MiB fetch of 1 KiB batches, per batch", fmt_ns(r[key]),
-                         ratio(r[key], r["mp_rewrite 1MiB of 1KiB"])])
-    for size in SIZES:
-        for call, label in [("rewriteBatchesInPlace", "rewriteBatchesInPlace"),
-                            ("rewriteBatchesInPlace bare", "rewriteBatchesInPlace, `{ outcomes: false }`"),
-                            ("rewriteBatches", "rewriteBatches"),
-                            ("mp_rewrite least JS", "the floor: mp_rewrite + the least JS an in-place call does")]:
-            key = f"{call} {size}"
+    calls = [("rewriteBatchesInPlace", "rewriteBatchesInPlace"),
+             ("rewriteBatchesInPlace bare", "rewriteBatchesInPlace, `{ outcomes: false }`"),
+             ("rewriteBatches", "rewriteBatches")]
+    # Each work's calls beside mp_rewrite of the same: the 1 MiB fetch, then one batch of each size
+    # with the floor.
+    works = [("1MiB of 1KiB", "a 1 MiB fetch of 1 KiB batches, per batch", [("mp_rewrite", "mp_rewrite")])]
+    works += [(size, f"one batch of {SIZE_NAMES[size]}",
+               [("mp_rewrite least JS", "the floor: mp_rewrite + the least JS an in-place call does")])
+              for size in SIZES]
+    for work, what, last in works:
+        for call, label in calls + last:
+            key = f"{call} {work}"
             if key in r:
-                rows.append([f"{label}, one batch of {SIZE_NAMES[size]}", fmt_ns(r[key]),
-                             ratio(r[key], r[f"mp_rewrite {size}"])])
+                rows.append([f"{label}, {what}", fmt_ns(r[key]), ratio(r[key], r[f"mp_rewrite {work}"])])
     return with_machine(data, table(["call", "cost", "÷ mp_rewrite of the same"], rows), f", Node {data['node']}")
 
 

@@ -79,6 +79,33 @@ const KEY = "00036f1c3b2a9d4e4b7f8a1c2d3e4f5a6b7c000000000001520000000000000005"
 const VALUE = "0000000000000000000202ff0000018bcfe5680000";
 
 /** A v2 batch header with no records (61 bytes, or `pad` more of zeros), or a control marker. */
+/**
+ * Counts the calls of the fast path's two ways into the module: `copy`
+ * (`__fastRewrite`, every byte copied) and `windows`
+ * (`__fastRewriteHeaders`, the header windows), until `restore()`.
+ */
+function countFastCalls() {
+  const proto = js.PidMapper.prototype;
+  const originals = { copy: proto.__fastRewrite, windows: proto.__fastRewriteHeaders };
+  const calls = {
+    copy: 0,
+    windows: 0,
+    restore() {
+      proto.__fastRewrite = originals.copy;
+      proto.__fastRewriteHeaders = originals.windows;
+    },
+  };
+  proto.__fastRewrite = function (...args) {
+    calls.copy += 1;
+    return originals.copy.apply(this, args);
+  };
+  proto.__fastRewriteHeaders = function (...args) {
+    calls.windows += 1;
+    return originals.windows.apply(this, args);
+  };
+  return calls;
+}
+
 /** The arrays of `parts`, one after another, in one array. */
 function concat(parts) {
   const whole = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
@@ -234,18 +261,7 @@ test("both rewrites of a large fetch, through its headers, answer as the module'
   let changed = 0;
   // The options, plain booleans, are read by the fast path's reader: every
   // in-place call goes one of its two ways.
-  let byCopy = 0;
-  let byWindows = 0;
-  const withCopy = js.PidMapper.prototype.__fastRewrite;
-  js.PidMapper.prototype.__fastRewrite = function (...args) {
-    byCopy += 1;
-    return withCopy.apply(this, args);
-  };
-  const withWindows = js.PidMapper.prototype.__fastRewriteHeaders;
-  js.PidMapper.prototype.__fastRewriteHeaders = function (...args) {
-    byWindows += 1;
-    return withWindows.apply(this, args);
-  };
+  const fastCalls = countFastCalls();
   for (let i = 0; i < 300; i++) {
     const parts = [];
     let size = 0;
@@ -319,10 +335,10 @@ test("both rewrites of a large fetch, through its headers, answer as the module'
     assert.equal(headers.pending, m.e.mp_pending(h));
     assert.equal(copied.pending, m.e.mp_pending(h));
   }
-  js.PidMapper.prototype.__fastRewrite = withCopy;
-  js.PidMapper.prototype.__fastRewriteHeaders = withWindows;
-  assert.equal(byCopy + byWindows, 300, "every in-place call took the fast path");
-  assert.ok(byCopy > 50 && byWindows > 30, `both of its ways were taken (${byCopy}, ${byWindows})`);
+  fastCalls.restore();
+  const { copy, windows } = fastCalls;
+  assert.equal(copy + windows, 300, "every in-place call took the fast path");
+  assert.ok(copy > 50 && windows > 30, `both of its ways were taken (${copy}, ${windows})`);
   assert.ok(errors > 10, `errors were met (${errors})`);
   assert.ok(changed > 20, `fetches were rewritten (${changed})`);
   copied.free();
@@ -363,21 +379,9 @@ async function fastPathRun(seed) {
   // The options the fast path reads itself (any other object goes to the
   // checked path), each as the module's flags say.
   const OPTIONS = [null, undefined, {}, { outcomes: false }, { complete: true }, { strictCrc: true, outcomes: true }];
-  // Every call the fast path takes reaches the module through
-  // __fastRewrite, or __fastRewriteHeaders with the windows.
-  let fastCalls = 0;
-  let windowCalls = 0;
-  const fastRewrite = js.PidMapper.prototype.__fastRewrite;
-  js.PidMapper.prototype.__fastRewrite = function (...args) {
-    fastCalls += 1;
-    return fastRewrite.apply(this, args);
-  };
-  const fastRewriteHeaders = js.PidMapper.prototype.__fastRewriteHeaders;
-  js.PidMapper.prototype.__fastRewriteHeaders = function (...args) {
-    fastCalls += 1;
-    windowCalls += 1;
-    return fastRewriteHeaders.apply(this, args);
-  };
+  // Every call the fast path takes reaches the module through one of its
+  // two ways.
+  const fastCalls = countFastCalls();
   for (let i = 0; i < 3000; i++) {
     const parts = [];
     // Now and then a few large batches (under 64 KiB in all).
@@ -411,12 +415,16 @@ async function fastPathRun(seed) {
     };
     const a = say(() => checked.rewriteBatches(source, cut, now, options));
     const own = cut.slice();
-    const before = fastCalls;
-    const windowsBefore = windowCalls;
+    const [copiesBefore, windowsBefore] = [fastCalls.copy, fastCalls.windows];
     const b = say(() => fast.rewriteBatchesInPlace(source, own, now, options));
-    counts.windows += windowCalls - windowsBefore;
-    if (options?.strictCrc) assert.equal(windowCalls, windowsBefore, "a strict CRC check copies every byte");
-    assert.equal(fastCalls - before, cut.length > 0 ? 1 : 0, `case ${i}: the fast path took the call`);
+    const windows = fastCalls.windows - windowsBefore;
+    counts.windows += windows;
+    if (options?.strictCrc) assert.equal(windows, 0, "a strict CRC check copies every byte");
+    assert.equal(
+      fastCalls.copy - copiesBefore + windows,
+      cut.length > 0 ? 1 : 0,
+      `case ${i}: the fast path took the call`,
+    );
     if (options?.outcomes === false && typeof b === "object") {
       counts.bare += 1;
       assert.deepEqual(b.batches, [], "no outcomes asked for");
@@ -459,8 +467,7 @@ async function fastPathRun(seed) {
     assert.equal(fast.pending, m.e.mp_pending(h));
     assert.equal(checked.pending, m.e.mp_pending(h));
   }
-  js.PidMapper.prototype.__fastRewrite = fastRewrite;
-  js.PidMapper.prototype.__fastRewriteHeaders = fastRewriteHeaders;
+  fastCalls.restore();
   for (const [what, n] of Object.entries(counts)) assert.ok(n > 50, `${what}: ${n}`);
   fast.free();
   checked.free();

@@ -214,19 +214,21 @@ test("rewriteBatchesInPlace's fast path in the browser answers as rewriteBatches
   // The web build's glue carries the fast path too (scripts/finish-glue.py):
   // in Chromium, the package the page imports rewrites a fetch of two
   // batches in place alike through the fast path (null options, plain
-  // options) and the checked path (a time as a decimal string).
+  // options) and the checked path (a time as a decimal string); the fast
+  // path copies two small batches whole and two of 16 KiB as their header
+  // windows.
   const page = await env.page();
   await page.goto(env.base);
   await ready(page);
   const out = await page.evaluate(async () => {
     const m = await import("mirrorpid");
-    const fetchOf = () => {
-      const f = new Uint8Array(122);
+    const fetchOf = (size) => {
+      const f = new Uint8Array(2 * size);
       const v = new DataView(f.buffer);
       for (const i of [0, 1]) {
-        v.setInt32(61 * i + 8, 49);
-        f[61 * i + 16] = 2;
-        v.setBigInt64(61 * i + 43, BigInt(3 + i));
+        v.setInt32(size * i + 8, size - 12);
+        f[size * i + 16] = 2;
+        v.setBigInt64(size * i + 43, BigInt(3 + i));
       }
       return f;
     };
@@ -237,33 +239,47 @@ test("rewriteBatchesInPlace's fast path in the browser answers as rewriteBatches
       records: r.records.length,
     });
     const topic = "bxw7Kp1OS3-KHC0-T1prfA";
-    const input = fetchOf();
-    const expected = new m.PidMapper(topic, 0, null).rewriteBatches("A", input, 1, null);
-    let fastCalls = 0;
-    const fastRewrite = m.PidMapper.prototype.__fastRewrite;
-    m.PidMapper.prototype.__fastRewrite = function (...args) {
-      fastCalls += 1;
-      return fastRewrite.apply(this, args);
-    };
-    const runs = [];
-    for (const [now, options] of [
-      [1, null],
-      [1n, { outcomes: true }],
-      ["1", null],
-    ]) {
-      const bytes = fetchOf();
-      const r = new m.PidMapper(topic, 0, null).rewriteBatchesInPlace("A", bytes, now, options);
-      runs.push({ own: r.bytes === bytes, ...seen(r, bytes) });
+    // The fast path's two ways into the module, counted.
+    const calls = { __fastRewrite: 0, __fastRewriteHeaders: 0 };
+    const originals = {};
+    for (const name of Object.keys(calls)) {
+      originals[name] = m.PidMapper.prototype[name];
+      m.PidMapper.prototype[name] = function (...args) {
+        calls[name] += 1;
+        return originals[name].apply(this, args);
+      };
     }
-    m.PidMapper.prototype.__fastRewrite = fastRewrite;
-    return { input: hex(input), expected: seen(expected, expected.bytes), runs, fastCalls };
+    const sizes = [];
+    for (const size of [61, 16 << 10]) {
+      const input = fetchOf(size);
+      const expected = new m.PidMapper(topic, 0, null).rewriteBatches("A", input, 1, null);
+      const runs = [];
+      for (const [now, options] of [
+        [1, null],
+        [1n, { outcomes: true }],
+        ["1", null],
+      ]) {
+        const bytes = fetchOf(size);
+        const r = new m.PidMapper(topic, 0, null).rewriteBatchesInPlace("A", bytes, now, options);
+        runs.push({ own: r.bytes === bytes, ...seen(r, bytes) });
+      }
+      sizes.push({ input: hex(input), expected: seen(expected, expected.bytes), runs });
+    }
+    Object.assign(m.PidMapper.prototype, originals);
+    return { sizes, calls };
   });
-  assert.equal(out.fastCalls, 2, "null and plain options take the fast path, a decimal-string time does not");
-  assert.notEqual(out.expected.bytes, out.input, "the batches were rewritten");
-  assert.equal(out.expected.records, 2);
-  for (const run of out.runs) {
-    assert.ok(run.own, "the caller's own array");
-    assert.deepEqual({ bytes: run.bytes, mapped: run.mapped, records: run.records }, out.expected);
+  assert.deepEqual(
+    out.calls,
+    { __fastRewrite: 2, __fastRewriteHeaders: 2 },
+    "null and plain options take the fast path, a decimal-string time does not",
+  );
+  for (const size of out.sizes) {
+    assert.notEqual(size.expected.bytes, size.input, "the batches were rewritten");
+    assert.equal(size.expected.records, 2);
+    for (const run of size.runs) {
+      assert.ok(run.own, "the caller's own array");
+      assert.deepEqual({ bytes: run.bytes, mapped: run.mapped, records: run.records }, size.expected);
+    }
   }
 });
 
