@@ -39,9 +39,9 @@ const FLAG_STRICT_CRC: u32 = REWRITE_OPTIONS[0].1;
 const FLAG_COMPLETE: u32 = REWRITE_OPTIONS[1].1;
 const FLAG_OUTCOMES: u32 = REWRITE_OPTIONS[2].1;
 
-/// What the builders (`builders.js`) take from here: `{ windowsFrom, window, slotBytes, slotLenOffset, optionBits, outcomesBit,
-/// strictBit }`, `optionBits` an object without a prototype of
-/// [`REWRITE_OPTIONS`].
+/// What the builders (`builders.js`) take from here: `{ windowsFrom,
+/// window, slotBytes, slotLenOffset, optionBits, outcomesBit, strictBit }`,
+/// `optionBits` an object without a prototype of [`REWRITE_OPTIONS`].
 pub(super) fn constants() -> JsValue {
     let object = Object::new();
     let bits: Object = Object::create(JsValue::NULL.unchecked_ref());

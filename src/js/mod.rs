@@ -74,10 +74,9 @@ pub struct PidMapper {
 /// From this many bytes, the checked path (`rewriteBatches`, and
 /// `rewriteBatchesInPlace` beside its fast path) copies only each batch's
 /// header window into the module, and 12 bytes a changed batch back
-/// (`mp_rewrite_headers`' way), whatever the batches' size: a mapper keeps
-/// its copy of every byte between calls, and its slots cost at most what
-/// copies below this size do. Below it, it does so only where the batches
-/// are large on average (`fast::WINDOWS_FROM`).
+/// (`mp_rewrite_headers`' way), whatever the batches' size, so that no
+/// mapper keeps a copy of a larger fetch between calls. Below it, it does
+/// so only where the batches are large on average (`fast::WINDOWS_FROM`).
 const HEADERS_FROM: usize = 64 << 10;
 
 /// How the checked path gathers the header windows of the caller's array.
@@ -163,7 +162,9 @@ impl PidMapper {
                 })?;
                 self.slots.resize(size, 0);
                 let base = self.slots.as_mut_ptr() as u32;
-                let filled = build::with(|b| b.gather(view, base, slots)).unwrap_or(0);
+                let filled = build::with(|b| b.gather(view, base, slots)).ok_or_else(|| {
+                    convert::invalid("the builders that counted the slots are gone".to_owned())
+                })?;
                 self.slots.truncate(filled as usize * SLOT_BYTES);
                 true
             }
@@ -186,6 +187,7 @@ impl PidMapper {
             .map_err(js_err)?;
         self.done.keep(rewrite, true);
         if by_builders {
+            // The builders that gathered the slots, with no JS run since.
             let (info, base) = (self.done.info_address(), self.slots.as_ptr() as u32);
             build::with(|b| b.write_back(view, info, base));
             return Ok(());
@@ -350,8 +352,8 @@ impl PidMapper {
     /// or more (unless `strictCrc`, which needs the records), only each
     /// batch's header window is copied in and 12 bytes of a changed batch
     /// out, so that the cost follows the number of batches, not their size;
-    /// a fetch of smaller batches is copied whole into room that the
-    /// module keeps, as large as the largest such fetch.
+    /// smaller batches are copied in whole, into room the module keeps
+    /// between calls.
     #[wasm_bindgen(js_name = rewriteBatchesInPlace, unchecked_return_type = "RewriteResult")]
     pub fn rewrite_batches_in_place(
         &mut self,
