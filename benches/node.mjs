@@ -24,16 +24,17 @@ const jsonFile = jsonAt >= 0 ? process.argv[jsonAt + 1] : null;
 const results = {};
 const BATCHES = 1000;
 
-// A fetch of minimal v2 batches (no records; 61 bytes each): batchLength 49,
-// magic 2, producer IDs 0..n-1. The CRC need not be valid: a rewrite patches
-// it without checking (strictCrc off), as the naive approach would not.
-function fetchOf(n) {
-  const buf = new Uint8Array(61 * n);
+// A fetch of n minimal v2 batches of `size` bytes (61, a header and no
+// records, unless said): base offsets and producer IDs 0..n-1, magic 2. The
+// CRC need not be valid: a rewrite patches it without checking (strictCrc
+// off), as the naive approach would not.
+function fetchOf(n, size = 61) {
+  const buf = new Uint8Array(size * n);
   const view = new DataView(buf.buffer);
   for (let i = 0; i < n; i++) {
-    const at = 61 * i;
+    const at = size * i;
     view.setBigInt64(at, BigInt(i));
-    view.setInt32(at + 8, 49);
+    view.setInt32(at + 8, size - 12);
     buf[at + 16] = 2;
     view.setBigInt64(at + 43, BigInt(i));
     view.setInt16(at + 51, 0);
@@ -175,15 +176,9 @@ console.log(`reading every outcome / mp_rewrite: ${(jsRewriteRead / abiRewrite).
 // words through a DataView, as the one-batch rows below do.
 {
   const SMALL = 1 << 10;
-  const many = new Uint8Array(1 << 20);
-  const n = many.length / SMALL;
+  const n = (1 << 20) / SMALL;
+  const many = fetchOf(n, SMALL);
   const v = new DataView(many.buffer);
-  for (let i = 0; i < n; i++) {
-    v.setBigInt64(i * SMALL, BigInt(i));
-    v.setInt32(i * SMALL + 8, SMALL - 12);
-    many[i * SMALL + 16] = 2;
-    v.setBigInt64(i * SMALL + 43, BigInt(i));
-  }
   const m1 = new js.PidMapper(TOPIC, 0, null);
   m1.rewriteBatches("A", many, 0n, null);
   m1.confirm();

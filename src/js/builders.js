@@ -62,6 +62,10 @@ function putWord(bytes, memory8, at, from, k) {
   bytes[at + k + 2] = memory8[from + k + 2];
   bytes[at + k + 3] = memory8[from + k + 3];
 }
+// The big-endian int32 at byte `at` of `bytes` (within its length).
+function int32At(bytes, at) {
+  return (bytes[at] << 24) | (bytes[at + 1] << 16) | (bytes[at + 2] << 8) | bytes[at + 3];
+}
 // The number of header slots the fast path gathers `bytes` (`length`
 // bytes) into: one an entry, as src/batch/headers.rs gathers them (an
 // entry starts where the one before it ends by its batchLength; a window
@@ -77,7 +81,7 @@ function slotsOf(bytes, length, every) {
     if (n === most) return 0;
     n++;
     if (length - at < 12) break;
-    const batchLength = (bytes[at + 8] << 24) | (bytes[at + 9] << 16) | (bytes[at + 10] << 8) | bytes[at + 11];
+    const batchLength = int32At(bytes, at + 8);
     if (batchLength < 0) break;
     at += 12 + batchLength;
   }
@@ -95,12 +99,7 @@ function gather(bytes, length, base, slots) {
     const n = length - at < WINDOW ? length - at : WINDOW;
     if (n === WINDOW) {
       // Four bytes at a time, big-endian as they are read.
-      for (let i = 0; i < WINDOW; i += 4) {
-        data.setInt32(
-          slot + i,
-          (bytes[at + i] << 24) | (bytes[at + i + 1] << 16) | (bytes[at + i + 2] << 8) | bytes[at + i + 3],
-        );
-      }
+      for (let i = 0; i < WINDOW; i += 4) data.setInt32(slot + i, int32At(bytes, at + i));
     } else {
       for (let i = 0; i < n; i++) u8[slot + i] = bytes[at + i];
     }

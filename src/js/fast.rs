@@ -79,6 +79,27 @@ thread_local! {
     static ROOM: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
 }
 
+impl PidMapper {
+    /// `rewrite` on the first `len` bytes of the room, which holds `what`:
+    /// its number back, or 0 for an error, kept for
+    /// [`PidMapper::fast_error`] (the room too small for `len` is one).
+    fn in_room(
+        &mut self,
+        len: usize,
+        what: &str,
+        rewrite: impl FnOnce(&mut PidMapper, &mut [u8]) -> Result<u32, Error>,
+    ) -> u32 {
+        let done = ROOM.with_borrow_mut(|room| match room.get_mut(..len) {
+            Some(buf) => rewrite(self, buf),
+            None => Err(Error::invalid(format!("no room was made for {what}"))),
+        });
+        done.unwrap_or_else(|e| {
+            self.fast_error = Some(e);
+            0
+        })
+    }
+}
+
 #[wasm_bindgen(js_class = PidMapper)]
 impl PidMapper {
     /// What the builders the glue makes take from Rust ([`constants`]).
@@ -122,22 +143,13 @@ impl PidMapper {
     /// a `Result` as several values, which JS receives in a new array.)
     #[wasm_bindgen(js_name = __fastRewrite, skip_typescript)]
     pub fn fast_rewrite(&mut self, now_ms: i64, len: u32, flags: u32) -> u32 {
-        let done = ROOM.with_borrow_mut(|room| {
-            let Some(buf) = room.get_mut(..len as usize) else {
-                return Err(Error::invalid(
-                    "no room was made for these bytes".to_owned(),
-                ));
-            };
-            let rewrite =
-                self.inner
-                    .begin(now_ms)
-                    .rewrite(&self.fast_source, buf, options(flags))?;
-            self.done.keep(rewrite, false);
-            Ok(self.done.info_address())
-        });
-        done.unwrap_or_else(|e| {
-            self.fast_error = Some(e);
-            0
+        self.in_room(len as usize, "these bytes", |m, buf| {
+            let rewrite = m
+                .inner
+                .begin(now_ms)
+                .rewrite(&m.fast_source, buf, options(flags))?;
+            m.done.keep(rewrite, false);
+            Ok(m.done.info_address())
         })
     }
 
@@ -149,25 +161,17 @@ impl PidMapper {
     /// which needs the records, is an error here; JS never asks for it.
     #[wasm_bindgen(js_name = __fastRewriteHeaders, skip_typescript)]
     pub fn fast_rewrite_headers(&mut self, now_ms: i64, len: u32, slots: u32, flags: u32) -> u32 {
-        let done = ROOM.with_borrow_mut(|room| {
-            let Some(buf) = room.get_mut(..(slots as usize).saturating_mul(SLOT_BYTES)) else {
-                return Err(Error::invalid(
-                    "no room was made for these header slots".to_owned(),
-                ));
-            };
+        let size = (slots as usize).saturating_mul(SLOT_BYTES);
+        self.in_room(size, "these header slots", |m, buf| {
             let mut headers = HeaderView::new(buf, len as usize)?;
             let mut headers = headers.reborrow();
-            let rewrite = self.inner.begin(now_ms).rewrite_headers(
-                &self.fast_source,
+            let rewrite = m.inner.begin(now_ms).rewrite_headers(
+                &m.fast_source,
                 &mut headers,
                 options(flags),
             )?;
-            self.done.keep(rewrite, false);
-            Ok(self.done.info_address())
-        });
-        done.unwrap_or_else(|e| {
-            self.fast_error = Some(e);
-            0
+            m.done.keep(rewrite, false);
+            Ok(m.done.info_address())
         })
     }
 
