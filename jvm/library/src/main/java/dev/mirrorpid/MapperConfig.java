@@ -56,6 +56,11 @@ public final class MapperConfig {
         return partition;
     }
 
+    /** Which bindings write a {@code __mirror_state} record. */
+    public Durability durability() {
+        return durability;
+    }
+
     /** The config as the module's JSON. */
     String toJson() {
         StringBuilder j = new StringBuilder("{\"topicId\":");

@@ -2,6 +2,7 @@ package example;
 
 import dev.mirrorpid.MapperConfig;
 import dev.mirrorpid.MirrorPid;
+import dev.mirrorpid.kafka.Broker;
 import dev.mirrorpid.kafka.MirrorLoop;
 import dev.mirrorpid.kafka.PathCheckpoint;
 import dev.mirrorpid.kafka.PathLog;
@@ -66,11 +67,15 @@ public final class Mirror {
         MirrorPid module = MirrorPid.load();
         MapperConfig config = MapperConfig.builder(topicId, 0).origin(EAST).origin(WEST).build();
 
+        // What the broker tells the mirror: the high watermark, and when an append is committed
+        // (yours over Partition and ReplicaManager; singleReplica where partitions have one replica).
+        Broker broker = Broker.singleReplica(Time.SYSTEM);
+
         // Becoming leader of the partition: recover, then fetch each path from where it stopped.
         int leaderEpoch = 1;
-        StateLog state = new StateLog(mirrorStateLog, leaderEpoch, snapshotFile);
-        PathLog paths = new PathLog(mirrorPathsLog, leaderEpoch);
-        MirrorLoop loop = MirrorLoop.lead(module, config, destination, leaderEpoch, state, paths);
+        StateLog state = new StateLog(mirrorStateLog, leaderEpoch, broker, snapshotFile);
+        PathLog paths = new PathLog(mirrorPathsLog, leaderEpoch, broker);
+        MirrorLoop loop = MirrorLoop.lead(module, config, broker, destination, leaderEpoch, state, paths);
         Map<String, PathCheckpoint> resume = paths.read().paths();
         check(resume.isEmpty(), "a new partition resumes nothing");
 
@@ -92,9 +97,9 @@ public final class Mirror {
 
         // The next leader: the same three logs, one epoch on.
         leaderEpoch = 2;
-        state = new StateLog(mirrorStateLog, leaderEpoch, snapshotFile);
-        paths = new PathLog(mirrorPathsLog, leaderEpoch);
-        loop = MirrorLoop.lead(module, config, destination, leaderEpoch, state, paths);
+        state = new StateLog(mirrorStateLog, leaderEpoch, broker, snapshotFile);
+        paths = new PathLog(mirrorPathsLog, leaderEpoch, broker);
+        loop = MirrorLoop.lead(module, config, broker, destination, leaderEpoch, state, paths);
         resume = paths.read().paths();
         check(resume.get(EAST).nextOffset() == 1 && resume.get(WEST).nextOffset() == 2, "resumed: " + resume);
 

@@ -106,6 +106,11 @@ final class Destination implements AutoCloseable {
 
     /** As above, only the batches that end before offset {@code until}. */
     MemoryRecords fetch(long offset, long until) throws IOException {
+        return fetch(log, offset, until);
+    }
+
+    /** What a fetch of {@code log} from {@code offset} reads, the batches that end before {@code until}. */
+    static MemoryRecords fetch(UnifiedLog log, long offset, long until) throws IOException {
         Records read = log.read(offset, 1 << 20, FetchIsolation.LOG_END, true).records;
         ByteBuffer bytes = ByteBuffer.allocate(read.sizeInBytes());
         ((FileRecords) read).readInto(bytes, 0); // reads, then flips
@@ -130,6 +135,11 @@ final class Destination implements AutoCloseable {
 
     /** Kafka's producer entries for the partition, by PID. */
     List<ProducerState> producers() {
+        return producers(log);
+    }
+
+    /** Kafka's producer entries for {@code log}, by PID. */
+    static List<ProducerState> producers(UnifiedLog log) {
         List<ProducerState> out = new ArrayList<>(log.activeProducers());
         out.sort(Comparator.comparingLong(ProducerState::producerId));
         return out;
@@ -143,6 +153,14 @@ final class Destination implements AutoCloseable {
      */
     List<Judged.Rec> readCommitted() throws IOException {
         log.updateHighWatermark(log.logEndOffset());
+        return readCommitted(log);
+    }
+
+    /**
+     * What a read_committed consumer of {@code log} reads as its high watermark stands: up to
+     * the last stable offset, which the high watermark caps.
+     */
+    static List<Judged.Rec> readCommitted(UnifiedLog log) throws IOException {
         long stable = log.lastStableOffset();
         List<Judged.Rec> out = new ArrayList<>();
         PriorityQueue<AbortedTransaction> aborted = new PriorityQueue<>(Comparator.comparingLong(AbortedTransaction::firstOffset));
@@ -214,6 +232,11 @@ final class Destination implements AutoCloseable {
 
     /** Every data batch in the log, in order. */
     List<Batch> batches() throws IOException {
+        return batches(log);
+    }
+
+    /** Every data batch in {@code log}, in order. */
+    static List<Batch> batches(UnifiedLog log) throws IOException {
         List<Batch> out = new ArrayList<>();
         long offset = 0;
         while (offset < log.logEndOffset()) {

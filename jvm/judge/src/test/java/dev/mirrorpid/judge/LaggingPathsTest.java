@@ -1,16 +1,11 @@
 package dev.mirrorpid.judge;
 
-import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.mirrorpid.kafka.MirrorLoop;
-import java.io.File;
 import java.io.IOException;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -19,16 +14,8 @@ import java.util.Random;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.TreeSet;
-import org.apache.kafka.common.compress.Compression;
-import org.apache.kafka.common.header.Header;
-import org.apache.kafka.common.header.internals.RecordHeader;
 import org.apache.kafka.common.message.DescribeProducersResponseData.ProducerState;
-import org.apache.kafka.common.record.TimestampType;
 import org.apache.kafka.common.record.internal.ControlRecordType;
-import org.apache.kafka.common.record.internal.EndTransactionMarker;
-import org.apache.kafka.common.record.internal.MemoryRecords;
-import org.apache.kafka.common.record.internal.RecordBatch;
-import org.apache.kafka.common.record.internal.SimpleRecord;
 import org.apache.kafka.server.common.TransactionVersion;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Test;
@@ -52,151 +39,9 @@ import org.junit.jupiter.api.Test;
  */
 class LaggingPathsTest {
     private static final Report REPORT = new Report("lagging-paths");
-    private static final int EXPIRATION_MS = 60_000;
-    private static final String A_ID = SourceCluster.clusterIdOf("A");
+    private static final int EXPIRATION_MS = World.EXPIRATION_MS;
     private static final String B_ID = SourceCluster.clusterIdOf("B");
     private static final String C_ID = SourceCluster.clusterIdOf("C");
-
-    /** A producer of A: its PID, epoch and next sequence, as A's leader and coordinator see it. */
-    private static final class Producer {
-        final String name;
-        final long pid;
-        final boolean transactional;
-        short epoch;
-        int sequence;
-        int records;
-        boolean open;
-
-        Producer(String name, long pid, boolean transactional) {
-            this.name = name;
-            this.pid = pid;
-            this.transactional = transactional;
-        }
-    }
-
-    /**
-     * A's log with its producers' stream, and B and C, each a mirrorpid hop that has carried all
-     * of it. D's runs share them; each run has a D of its own.
-     */
-    private static final class World implements AutoCloseable {
-        final TransactionVersion tv;
-        final File dir;
-        final SimClock clock = new SimClock(PresetRun.START_MS);
-        final Lane a;
-        Lane b;
-        Lane c;
-        final Map<String, Producer> producers = new HashMap<>();
-        /** What each batch of A's log is, in order: "T data", "T COMMIT". */
-        final List<String> items = new ArrayList<>();
-        /** The offset after the k-th batch in B's log and in C's (one batch there per batch of A). */
-        long[] bEnds;
-        long[] cEnds;
-        private int runs;
-
-        World(TransactionVersion tv) throws IOException {
-            this.tv = tv;
-            this.dir = Files.createTempDirectory("mirrorpid-lagging").toFile();
-            this.a = new Lane(Strategy.VERBATIM, new File(dir, "A"), true, Integer.MAX_VALUE, clock);
-        }
-
-        Producer producer(String name, long pid, boolean transactional) {
-            Producer p = new Producer(name, pid, transactional);
-            producers.put(name, p);
-            return p;
-        }
-
-        /** One data batch of {@code p}, of one record keyed {@code A/<name>/<n>}. */
-        World data(Producer p) throws IOException {
-            clock.advance(1);
-            Header[] from = {new RecordHeader(Judged.FROM, "A".getBytes(StandardCharsets.UTF_8))};
-            SimpleRecord r = new SimpleRecord(clock.milliseconds(),
-                    ("A/" + p.name + "/" + p.records++).getBytes(StandardCharsets.UTF_8), "v".getBytes(StandardCharsets.UTF_8),
-                    from);
-            append(MemoryRecords.withRecords(RecordBatch.CURRENT_MAGIC_VALUE, 0L, Compression.NONE,
-                    TimestampType.CREATE_TIME, p.pid, p.epoch, p.sequence, RecordBatch.NO_PARTITION_LEADER_EPOCH,
-                    p.transactional, r), p.name + " data");
-            p.sequence++;
-            p.open |= p.transactional;
-            return this;
-        }
-
-        /** {@code p}'s COMMIT or ABORT, as its coordinator writes it under this world's version. */
-        World end(Producer p, ControlRecordType type) throws IOException {
-            short epoch = tv.featureLevel() >= 2 ? (short) (p.epoch + 1) : p.epoch;
-            marker(p, type, epoch);
-            if (epoch != p.epoch) {
-                p.epoch = epoch;
-                p.sequence = 0;
-            }
-            return this;
-        }
-
-        /**
-         * {@code p} restarted (its transactional ID initialised again): the coordinator bumps its
-         * epoch, and aborts the transaction it had open with an ABORT of the new epoch.
-         */
-        World restart(Producer p) throws IOException {
-            short epoch = (short) (p.epoch + 1);
-            if (p.open) {
-                marker(p, ControlRecordType.ABORT, epoch);
-            }
-            p.epoch = epoch;
-            p.sequence = 0;
-            return this;
-        }
-
-        private void marker(Producer p, ControlRecordType type, short epoch) throws IOException {
-            clock.advance(1);
-            append(MemoryRecords.withEndTransactionMarker(0L, clock.milliseconds(), RecordBatch.NO_PARTITION_LEADER_EPOCH,
-                    p.pid, epoch, new EndTransactionMarker(type, 0)), p.name + " " + type);
-            p.open = false;
-        }
-
-        private void append(MemoryRecords batch, String item) throws IOException {
-            long offset = a.appendLocally(batch, "A", tv);
-            assertNotEquals(-1, offset, "A's own log refused its producer's " + item + ": " + a.refusals);
-            items.add(item);
-        }
-
-        /** B and C carry all of A's stream, each into its own log. */
-        World hops() throws IOException {
-            b = new Lane(Strategy.MIRRORPID, new File(dir, "B"), true, EXPIRATION_MS, clock);
-            c = new Lane(Strategy.MIRRORPID, new File(dir, "C"), true, EXPIRATION_MS, clock);
-            assertTrue(b.mirror("A", A_ID, a.destination));
-            assertTrue(c.mirror("A", A_ID, a.destination));
-            bEnds = ends(b.destination);
-            cEnds = ends(c.destination);
-            assertEquals(items.size(), bEnds.length, "one batch at B for each of A's");
-            assertEquals(items.size(), cEnds.length, "one batch at C for each of A's");
-            return this;
-        }
-
-        private static long[] ends(Destination hop) throws IOException {
-            List<Long> out = new ArrayList<>();
-            for (RecordBatch batch : hop.fetch(0).batches()) {
-                out.add(batch.nextOffset());
-            }
-            return out.stream().mapToLong(Long::longValue).toArray();
-        }
-
-        /** A fresh D for one run. */
-        Lane d(Lane.Carried carried) throws IOException {
-            Lane d = new Lane(Strategy.MIRRORPID, new File(dir, "D-" + runs++), true, EXPIRATION_MS,
-                    new SimClock(PresetRun.START_MS));
-            d.carried = carried;
-            return d;
-        }
-
-        @Override
-        public void close() throws IOException {
-            for (Lane l : new Lane[] {a, b, c}) {
-                if (l != null) {
-                    l.close();
-                }
-            }
-            KafkaLogs.delete(dir);
-        }
-    }
 
     /** One step of a schedule at D. */
     private sealed interface Step permits Fetch, Elect, Crash, Expire, Store {}
@@ -375,7 +220,7 @@ class LaggingPathsTest {
     /** A stream of one transactional producer: five transactions, committed and aborted in turn. */
     private static World transactions(TransactionVersion tv) throws IOException {
         World w = new World(tv);
-        Producer t = w.producer("T", 4, true);
+        World.Producer t = w.producer("T", 4, true);
         w.data(t).data(t).end(t, ControlRecordType.COMMIT)                // 0 1 2
                 .data(t).end(t, ControlRecordType.ABORT)                    // 3 4
                 .data(t).end(t, ControlRecordType.COMMIT)                   // 5 6
@@ -532,9 +377,9 @@ class LaggingPathsTest {
     /** A's three producers, interleaved, with restarts and aborted transactions. */
     private static World producers(TransactionVersion tv) throws IOException {
         World w = new World(tv);
-        Producer t = w.producer("T", 4, true);
-        Producer u = w.producer("U", 5, true);
-        Producer i = w.producer("I", 6, false);
+        World.Producer t = w.producer("T", 4, true);
+        World.Producer u = w.producer("U", 5, true);
+        World.Producer i = w.producer("I", 6, false);
         w.data(i).data(t).data(u).data(t).end(t, ControlRecordType.COMMIT)
                 .data(u).data(i).data(t).end(u, ControlRecordType.ABORT).end(t, ControlRecordType.ABORT)
                 .restart(t).data(t).data(i).data(t).data(u)

@@ -17,8 +17,9 @@ import org.apache.kafka.storage.internals.log.UnifiedLog;
 
 /**
  * One partition of a compacted topic the mirror keeps its own state in, written as its leader:
- * keyed records, appended a call's worth in one batch (all of them or none), read back in log
- * order by a new leader.
+ * keyed records, appended a call's worth in one batch (all of them or none) and returned once
+ * committed ({@link Broker#awaitCommitted}), read back in log order by a new leader, committed
+ * records only.
  */
 final class CompactedPartition {
     /** One record: its key, and its value ({@code null}: a tombstone). */
@@ -26,23 +27,35 @@ final class CompactedPartition {
 
     private final UnifiedLog log;
     private final int leaderEpoch;
+    private final Broker broker;
 
-    CompactedPartition(UnifiedLog log, int leaderEpoch) {
+    CompactedPartition(UnifiedLog log, int leaderEpoch, Broker broker) {
         this.log = Objects.requireNonNull(log, "log");
         this.leaderEpoch = leaderEpoch;
+        this.broker = Objects.requireNonNull(broker, "broker");
     }
 
     UnifiedLog log() {
         return log;
     }
 
-    /** Appends {@code entries} in one batch, and returns once Kafka's log holds them. */
+    Broker broker() {
+        return broker;
+    }
+
+    /**
+     * Appends {@code entries} in one batch, stamped with the broker's clock, and returns once
+     * it is committed.
+     *
+     * @throws org.apache.kafka.common.KafkaException Kafka refused the append, or it is not
+     *     known to be committed ({@link Broker#awaitCommitted})
+     */
     void append(List<Entry> entries) {
         if (entries.isEmpty()) {
             return;
         }
         SimpleRecord[] records = new SimpleRecord[entries.size()];
-        long now = System.currentTimeMillis();
+        long now = broker.time().milliseconds();
         for (int i = 0; i < records.length; i++) {
             records[i] = new SimpleRecord(now, entries.get(i).key(), entries.get(i).value());
         }
@@ -51,14 +64,25 @@ final class CompactedPartition {
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
+        broker.awaitCommitted(log, log.logEndOffset());
     }
 
-    /** Every record from {@code from} to the log end, in log order. */
-    List<Entry> read(long from) {
+    /**
+     * Waits until everything the leader's log holds is committed, and returns its end: what a
+     * new leader reads up to, so that it builds on nothing a leader change could truncate.
+     */
+    long committedEnd() {
+        long end = log.logEndOffset();
+        broker.awaitCommitted(log, end);
+        return end;
+    }
+
+    /** Every record from {@code from} to offset {@code until}, in log order. */
+    List<Entry> read(long from, long until) {
         List<Entry> out = new ArrayList<>();
-        forEachBatch(log, from, (batch, offset) -> {
+        forEachBatch(log, from, until, (batch, offset) -> {
             for (Record r : batch) {
-                if (r.offset() >= offset) {
+                if (r.offset() >= offset && r.offset() < until) {
                     out.add(new Entry(bytes(r.key()), r.hasValue() ? bytes(r.value()) : null));
                 }
             }
@@ -77,16 +101,20 @@ final class CompactedPartition {
     }
 
     /**
-     * Hands every batch of {@code log} from offset {@code from} (or its start, if later) to its
-     * end to {@code visitor}, in log order, reading a megabyte at a time.
+     * Hands every batch of {@code log} from offset {@code from} (or its start, if later) to
+     * offset {@code until} (or its end, if sooner) to {@code visitor}, in log order, reading a
+     * megabyte at a time; the last may end beyond {@code until}.
      */
-    static void forEachBatch(UnifiedLog log, long from, BatchVisitor visitor) {
+    static void forEachBatch(UnifiedLog log, long from, long until, BatchVisitor visitor) {
         long offset = Math.max(from, log.logStartOffset());
         try {
-            while (offset < log.logEndOffset()) {
+            while (offset < Math.min(until, log.logEndOffset())) {
                 FetchDataInfo info = log.read(offset, 1 << 20, FetchIsolation.LOG_END, true);
                 long next = offset;
                 for (RecordBatch batch : info.records.batches()) {
+                    if (batch.baseOffset() >= until) {
+                        return;
+                    }
                     visitor.visit(batch, offset);
                     next = batch.nextOffset();
                 }

@@ -114,7 +114,7 @@ public final class Copies {
      * the tail held: the log's later batches are further along each producer's stream.
      */
     private void readTail(UnifiedLog log, long from) {
-        CompactedPartition.forEachBatch(log, from, (batch, offset) -> {
+        CompactedPartition.forEachBatch(log, from, Long.MAX_VALUE, (batch, offset) -> {
             long pid = batch.producerId();
             if (batch.lastOffset() < offset || pid < 0) {
                 return;

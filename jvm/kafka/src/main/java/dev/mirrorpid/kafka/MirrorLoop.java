@@ -1,18 +1,24 @@
 package dev.mirrorpid.kafka;
 
+import dev.mirrorpid.Durability;
+import dev.mirrorpid.MapperConfig;
 import dev.mirrorpid.MirrorPid;
 import dev.mirrorpid.PidMapper;
 import dev.mirrorpid.RewriteResult;
 import dev.mirrorpid.StateRecord;
 import java.nio.ByteBuffer;
+import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Set;
 import java.util.TreeMap;
 import java.util.function.Supplier;
+import org.apache.kafka.common.errors.InvalidConfigurationException;
 import org.apache.kafka.common.record.internal.MemoryRecords;
+import org.apache.kafka.common.utils.Time;
 import org.apache.kafka.common.record.internal.MutableRecordBatch;
 import org.apache.kafka.storage.internals.log.LogAppendInfo;
 import org.apache.kafka.storage.internals.log.UnifiedLog;
@@ -21,40 +27,55 @@ import org.apache.kafka.storage.internals.log.UnifiedLog;
  * The mirror of one destination partition, run by the broker that leads it: fetched batches of
  * the partition's sources in, appended to its Kafka log, each producer under a PID of its own.
  *
- * <p>A leader {@linkplain #lead starts} it by recovering the mapper ({@link StateLog#recover})
- * and every path's checkpoint ({@link PathLog#read()}), then calls {@link #mirror} for each
- * fetch, which runs {@code docs/DESIGN.md}'s protocol in order:
+ * <p>What it needs from the broker is a {@link Broker}: the destination's high watermark, and
+ * {@code __mirror_state} and {@code __mirror_paths} appends that return once committed. A leader
+ * {@linkplain #lead starts} it once each of the three partitions has committed what its leader
+ * holds: the mapper recovered from the committed records ({@link StateLog#recover}) and every
+ * path's checkpoint ({@link PathLog#read()}). Then it calls {@link #mirror} for each fetch, which
+ * runs {@code docs/DESIGN.md}'s protocol in order:
  *
  * <ol>
  *   <li><b>rewrite</b> the fetched bytes in place: each batch's PID and CRC ({@link
- *       PidMapper#rewrite}); new bindings are pending;
- *   <li><b>persist</b> the {@code __mirror_state} records the rewrite returned ({@link
- *       StateLog#append}), and on failure {@link PidMapper#abort()} and give up this fetch;
- *   <li><b>confirm</b> ({@link PidMapper#confirm()}): the bindings are durable;
+ *       PidMapper#rewrite}); new bindings are pending ({@link Step#REWRITTEN});
+ *   <li><b>persist</b> the {@code __mirror_state} records the rewrite returned and wait until
+ *       they are committed ({@link StateLog#append}, {@link Broker#awaitCommitted}: replicated to
+ *       the in-sync replicas, as {@code acks=all}); on failure {@link PidMapper#abort()} and give
+ *       up this fetch ({@link Step#PERSISTED});
+ *   <li><b>confirm</b> ({@link PidMapper#confirm()}): the bindings are durable ({@link
+ *       Step#CONFIRMED});
  *   <li><b>drop copies</b>: a batch the destination already holds, come by a second path or
  *       again after a crash, is left out ({@link Copies}), since Kafka would append it twice;
  *   <li><b>place</b> the batches: each batch's base offset becomes the destination's next
  *       offset (several sources share the partition) and its partition leader epoch the
  *       leader's. Both lie outside the CRC, so the rewrite's CRC patch stays valid;
  *   <li><b>append</b> with origin REPLICATION ({@link UnifiedLog#appendAsFollower}), which keeps
- *       those offsets and checks every CRC;
+ *       those offsets and checks every CRC ({@link Step#APPENDED}). The followers fetch them
+ *       from here; the loop does not wait for them;
  *   <li><b>checkpoint</b> the paths, when the last checkpoint is {@linkplain
  *       Builder#checkpointIntervalMs older than the interval}: each path's next source offset
  *       and where it now stands in each producer's stream, every path that moved since, in one
- *       batch ({@link PathLog#store});
+ *       batch ({@link PathLog#store}), <b>as far as the destination's high watermark</b>: a
+ *       fetch whose batches are not all below it stays unstored until they are ({@link
+ *       Step#CHECKPOINTED});
  *   <li><b>snapshot</b> the mapper when the rewrite asks for one ({@link
- *       RewriteResult#snapshotRequired()}: a collision under {@code collisions} durability needs
- *       it; {@link StateLog#storeSnapshot} keeps it with the {@code __mirror_state} offset it
- *       covers).
+ *       RewriteResult#snapshotRequired()}; {@link StateLog#storeSnapshot}).
  * </ol>
  *
- * A crash anywhere is safe: before step 3 the new leader maps the same batches the same way
- * from the records; after the append and before the checkpoint that covers it, the new leader
- * fetches the batches again from each path's last checkpoint and drops them as copies, as it
- * would a lagging path's. The checkpoint is a Kafka append of its own, so it is taken once an
- * interval, as Kafka checkpoints its replicas' high watermarks: what a crash costs is the
- * interval's fetches, fetched and judged again. The class is single-threaded, as a partition's
- * fetcher is.
+ * <p>A crash of any of the three partitions' leaders, at any point, loses no committed record
+ * and makes none visible twice from an idempotent or transactional producer: before step 2
+ * returns the new leader maps the same batches the same way, from the records or afresh; a
+ * batch appended and not checkpointed is fetched again from the path's last checkpoint and
+ * dropped as a copy when the destination kept it, appended again when the destination's new
+ * leader lacks it (it was never below the high watermark, so no consumer read it). A batch
+ * without a producer ID (a producer without idempotence) cannot be told from its copy: after a
+ * crash between its append and the checkpoint that covers it, it is appended again
+ * (at-least-once, as Kafka's own producer without idempotence is). When any of the three
+ * leaders moves, the broker stops this loop (its calls then throw) and leads anew with the new
+ * leaders' logs.
+ *
+ * <p>The checkpoint is a Kafka append of its own, so it is taken once an interval, as Kafka
+ * checkpoints its replicas' high watermarks: what a crash costs is the interval's fetches,
+ * fetched and judged again. The class is single-threaded, as a partition's fetcher is.
  */
 public final class MirrorLoop {
     private final UnifiedLog destination;
@@ -64,9 +85,13 @@ public final class MirrorLoop {
     private final PidMapper mapper;
     private final Copies copies;
     private final Steps steps;
+    private final Broker broker;
     private final long checkpointIntervalMs;
-    /** What each path moved since the last checkpoint, by path: stored together at the next. */
-    private final Map<String, Unstored> unstored = new TreeMap<>();
+    /**
+     * What each fetch moved since the last checkpoint, in log order with the destination's log
+     * end after it: stored together at the next checkpoint, as far as the high watermark.
+     */
+    private final ArrayDeque<Unstored> unstored = new ArrayDeque<>();
     /** The clock of the fetch that stored the last checkpoint (of the first fetch, before one). */
     private long storedMs = Long.MIN_VALUE;
 
@@ -77,20 +102,25 @@ public final class MirrorLoop {
      */
     public static final long DEFAULT_CHECKPOINT_INTERVAL_MS = 1_000;
 
-    /** One path's progress since its last stored checkpoint. */
-    private static final class Unstored {
-        long nextOffset;
-        final Map<Long, PathCheckpoint.Position> moved = new HashMap<>();
-    }
+    /**
+     * One fetch's progress of its path: the next source offset, the positions it moved, and the
+     * destination's log end once its batches were appended.
+     */
+    private record Unstored(String path, long nextOffset, Map<Long, PathCheckpoint.Position> moved,
+            long destinationEnd) {}
 
-    /** The steps of {@link #mirror} after which its work is durable in part. */
+    /** The steps of {@link #mirror}, each reached once its work is done. */
     public enum Step {
-        /** The records are in {@code __mirror_state}; nothing confirmed, nothing appended. */
+        /** Rewritten; the bindings are pending, nothing is persisted. */
+        REWRITTEN,
+        /** The records are committed in {@code __mirror_state}; nothing confirmed, nothing appended. */
         PERSISTED,
         /** Confirmed; the batches are not appended. */
         CONFIRMED,
-        /** Appended; the path's checkpoint is not stored. */
-        APPENDED
+        /** Appended to the leader's log; the path's checkpoint is not stored. */
+        APPENDED,
+        /** A checkpoint was stored (only in a call that stores one). */
+        CHECKPOINTED
     }
 
     /**
@@ -119,7 +149,7 @@ public final class MirrorLoop {
     public record Appended(long firstOffset, long lastOffset, int batches, int copies, long nextSourceOffset) {}
 
     private MirrorLoop(UnifiedLog destination, int leaderEpoch, StateLog state, PathLog paths, PidMapper mapper,
-            Copies copies, Steps steps, long checkpointIntervalMs) {
+            Copies copies, Steps steps, Broker broker, long checkpointIntervalMs) {
         this.destination = Objects.requireNonNull(destination, "destination");
         this.leaderEpoch = leaderEpoch;
         this.state = Objects.requireNonNull(state, "state");
@@ -127,21 +157,43 @@ public final class MirrorLoop {
         this.mapper = Objects.requireNonNull(mapper, "mapper");
         this.copies = copies;
         this.steps = Objects.requireNonNull(steps, "steps");
+        this.broker = Objects.requireNonNull(broker, "broker");
         this.checkpointIntervalMs = checkpointIntervalMs;
     }
 
     /**
-     * Becomes the mirror of {@code destination} as leader of {@code leaderEpoch}: the mapper
-     * recovered from {@code state} (the latest snapshot and the records after it, or a mapper of
-     * {@code config} and every record), and every path's checkpoint read from {@code paths}.
-     * The caller closes the loop's mapper ({@link #mapper()}) when it stops leading.
+     * Becomes the mirror of {@code destination}, a partition of one replica, as leader of {@code
+     * leaderEpoch}: {@link #lead(MirrorPid, MapperConfig, Broker, UnifiedLog, int, StateLog,
+     * PathLog)} with {@link Broker#singleReplica} on the system's clock.
      *
      * @throws CorruptStateException a stored snapshot or checkpoint cannot be read
      * @throws dev.mirrorpid.MirrorPidException the module refused the snapshot or a record
+     * @throws InvalidConfigurationException {@code config}'s durability is not {@link
+     *     Durability#BINDINGS}
      */
-    public static MirrorLoop lead(MirrorPid module, dev.mirrorpid.MapperConfig config, UnifiedLog destination,
+    public static MirrorLoop lead(MirrorPid module, MapperConfig config, UnifiedLog destination,
             int leaderEpoch, StateLog state, PathLog paths) {
         return builder(destination, leaderEpoch, state, paths).recover(module, config).build();
+    }
+
+    /**
+     * Becomes the mirror of {@code destination} as its leader in {@code leaderEpoch} on {@code
+     * broker}: once each of the three partitions has committed what its leader holds, the
+     * mapper recovered from {@code state} (this broker's snapshot when it is the latest and the
+     * records after it, or a mapper of {@code config} and every record), and every path's
+     * checkpoint read from {@code paths}. The caller closes the loop's mapper ({@link #mapper()})
+     * when it stops leading.
+     *
+     * @throws CorruptStateException a stored snapshot or checkpoint cannot be read
+     * @throws dev.mirrorpid.MirrorPidException the module refused the snapshot or a record
+     * @throws InvalidConfigurationException {@code config}'s durability is not {@link
+     *     Durability#BINDINGS}
+     * @throws org.apache.kafka.common.KafkaException a partition's log is not known to be
+     *     committed ({@link Broker#awaitCommitted}): lead again once its leader settles
+     */
+    public static MirrorLoop lead(MirrorPid module, MapperConfig config, Broker broker, UnifiedLog destination,
+            int leaderEpoch, StateLog state, PathLog paths) {
+        return builder(destination, leaderEpoch, state, paths).broker(broker).recover(module, config).build();
     }
 
     /** A builder of a loop over the given logs; see {@link #lead} for the usual one. */
@@ -156,9 +208,12 @@ public final class MirrorLoop {
         private final StateLog state;
         private final PathLog paths;
         private Supplier<PidMapper> mapper;
+        /** Whether the mapper is recovered here (closed here if the loop is not built), not given. */
+        private boolean recovers;
         private long horizonMs = Copies.DEFAULT_HORIZON_MS;
         private long checkpointIntervalMs = DEFAULT_CHECKPOINT_INTERVAL_MS;
         private Steps steps = step -> {};
+        private Broker broker = Broker.singleReplica(Time.SYSTEM);
 
         private Builder(UnifiedLog destination, int leaderEpoch, StateLog state, PathLog paths) {
             this.destination = destination;
@@ -167,11 +222,25 @@ public final class MirrorLoop {
             this.paths = paths;
         }
 
-        /** Recovers the mapper from the state log at {@link #build()}, fresh ones of {@code config}. */
-        public Builder recover(MirrorPid module, dev.mirrorpid.MapperConfig config) {
+        /**
+         * Recovers the mapper from the state log at {@link #build()}, fresh ones of {@code
+         * config}.
+         *
+         * @throws InvalidConfigurationException {@code config}'s durability is {@link
+         *     Durability#COLLISIONS}: a binding at salt 0 then has no record, and a new leader on
+         *     a broker without the old leader's snapshot could give its slot to another source's
+         *     producer, whose committed batches {@link Copies} would drop as the first one's
+         */
+        public Builder recover(MirrorPid module, MapperConfig config) {
             Objects.requireNonNull(module, "module");
             Objects.requireNonNull(config, "config");
+            if (config.durability() != Durability.BINDINGS) {
+                throw new InvalidConfigurationException("a mirror loop needs durability " + Durability.BINDINGS
+                        + ", not " + config.durability() + ": a binding without a record cannot be replayed "
+                        + "exactly by a new leader on another broker, which has not the old leader's snapshot");
+            }
             this.mapper = () -> state.recover(module::restore, () -> module.newMapper(config));
+            this.recovers = true;
             return this;
         }
 
@@ -179,6 +248,7 @@ public final class MirrorLoop {
         public Builder mapper(PidMapper mapper) {
             Objects.requireNonNull(mapper, "mapper");
             this.mapper = () -> mapper;
+            this.recovers = false;
             return this;
         }
 
@@ -204,6 +274,15 @@ public final class MirrorLoop {
             return this;
         }
 
+        /**
+         * The broker the loop runs on ({@link Broker}); {@link Broker#singleReplica} on the
+         * system's clock by default.
+         */
+        public Builder broker(Broker broker) {
+            this.broker = Objects.requireNonNull(broker, "broker");
+            return this;
+        }
+
         /** Who is told of each step ({@link Steps}). */
         public Builder steps(Steps steps) {
             this.steps = Objects.requireNonNull(steps, "steps");
@@ -211,19 +290,33 @@ public final class MirrorLoop {
         }
 
         /**
-         * The loop, with every path's checkpoint read from the path log, and the destination's
-         * log end stored there as this leader's start.
+         * The loop, once what the destination's leader holds is committed: every path's
+         * checkpoint read from the path log, and the destination's log end stored there as
+         * this leader's start.
+         *
+         * @throws org.apache.kafka.common.KafkaException a partition's log is not known to be
+         *     committed ({@link Broker#awaitCommitted})
          */
         public MirrorLoop build() {
             if (mapper == null) {
                 throw new IllegalStateException("a mirror loop needs a mapper: recover(...) or mapper(...)");
             }
+            // A new leader keeps what it holds, and its followers take it once they fetch; until
+            // then its tail could still be lost, and nothing may be built on it.
+            broker.awaitCommitted(destination, destination.logEndOffset());
             PathLog.Resume resume = paths.read();
             Copies copies = Copies.restore(resume.paths().values(), resume.tail(), destination,
                     resume.destinationEnd(), horizonMs);
             PidMapper recovered = mapper.get();
-            paths.leading(destination.logEndOffset(), copies.tail());
-            return new MirrorLoop(destination, leaderEpoch, state, paths, recovered, copies, steps,
+            try {
+                paths.leading(destination.logEndOffset(), copies.tail());
+            } catch (RuntimeException e) {
+                if (recovers) {
+                    recovered.close();
+                }
+                throw e;
+            }
+            return new MirrorLoop(destination, leaderEpoch, state, paths, recovered, copies, steps, broker,
                     checkpointIntervalMs);
         }
     }
@@ -258,6 +351,7 @@ public final class MirrorLoop {
             return new Appended(-1, -1, 0, 0, -1);
         }
         MemoryRecords batches = MemoryRecords.readableRecords(buffer.slice(buffer.position(), result.consumed()));
+        steps.reached(Step.REWRITTEN);
         try {
             state.append(result.records());
         } catch (RuntimeException e) {
@@ -294,14 +388,14 @@ public final class MirrorLoop {
         }
         steps.reached(Step.APPENDED);
         copies.apply(judgement);
-        Unstored moved = unstored.computeIfAbsent(path, p -> new Unstored());
-        moved.nextOffset = nextSource;
-        moved.moved.putAll(judgement.moved());
+        unstored.add(new Unstored(path, nextSource, judgement.moved(), destination.logEndOffset()));
         if (storedMs == Long.MIN_VALUE) {
             storedMs = nowMs;
         }
         if (nowMs - storedMs >= checkpointIntervalMs || nowMs < storedMs) {
-            checkpoint();
+            if (checkpoint()) {
+                steps.reached(Step.CHECKPOINTED);
+            }
             storedMs = nowMs;
         }
         if (result.snapshotRequired()) {
@@ -311,22 +405,47 @@ public final class MirrorLoop {
     }
 
     /**
-     * Stores the checkpoint of every path that moved since the last one, in one batch with the
-     * destination's log end, now; a leader that stops leading calls it last, so that the next
-     * one fetches nothing again. The loop stores one itself once an interval ({@link
-     * Builder#checkpointIntervalMs}).
+     * Stores the checkpoint of every path that moved since the last one, as far as the
+     * destination's high watermark: the fetches whose batches all lie below it, in one batch
+     * with the log end after the last of them; the rest wait for the next checkpoint. A leader
+     * that stops leading calls it last, so that the next one fetches as little as possible
+     * again. The loop stores one itself once an interval ({@link
+     * Builder#checkpointIntervalMs}). Returns whether it stored one.
+     *
+     * @throws org.apache.kafka.common.KafkaException the checkpoint is not known to be
+     *     committed (it is then kept, to be stored by the next checkpoint)
      */
-    public void checkpoint() {
+    public boolean checkpoint() {
         if (unstored.isEmpty()) {
-            return;
+            return false;
         }
-        long end = destination.logEndOffset();
-        List<PathCheckpoint> checkpoints = new ArrayList<>(unstored.size());
-        for (Map.Entry<String, Unstored> e : unstored.entrySet()) {
-            checkpoints.add(new PathCheckpoint(e.getKey(), e.getValue().nextOffset, end, e.getValue().moved));
+        long committed = broker.highWatermark(destination);
+        Map<String, Unstored> merged = new TreeMap<>();
+        long end = -1;
+        int taken = 0;
+        for (Unstored u : unstored) {
+            if (u.destinationEnd > committed) {
+                break;
+            }
+            Unstored before = merged.get(u.path);
+            Map<Long, PathCheckpoint.Position> moved = new HashMap<>(before == null ? Map.of() : before.moved);
+            moved.putAll(u.moved);
+            merged.put(u.path, new Unstored(u.path, u.nextOffset, moved, u.destinationEnd));
+            end = u.destinationEnd;
+            taken++;
+        }
+        if (taken == 0) {
+            return false;
+        }
+        List<PathCheckpoint> checkpoints = new ArrayList<>(merged.size());
+        for (Unstored u : merged.values()) {
+            checkpoints.add(new PathCheckpoint(u.path, u.nextOffset, end, u.moved));
         }
         paths.store(checkpoints);
-        unstored.clear();
+        for (int i = 0; i < taken; i++) {
+            unstored.poll();
+        }
+        return true;
     }
 
     /**
@@ -351,9 +470,21 @@ public final class MirrorLoop {
     public List<StateRecord> expire(long nowMs) {
         List<StateRecord> tombstones = mapper.expire(nowMs);
         state.append(tombstones);
-        // Stored first, so that no position forgotten below is stored again after its tombstone.
+        // Stored first, so that no position forgotten below is stored again after its tombstone;
+        // what the high watermark keeps unstored forgets them too.
         checkpoint();
-        paths.forget(copies.forget(destination, nowMs));
+        Copies.Forgotten forgotten = copies.forget(destination, nowMs);
+        for (int i = unstored.size(); i > 0; i--) {
+            Unstored u = unstored.poll();
+            Set<Long> gone = forgotten.paths().getOrDefault(u.path, Set.of());
+            if (!gone.isEmpty()) {
+                Map<Long, PathCheckpoint.Position> kept = new HashMap<>(u.moved);
+                kept.keySet().removeAll(gone);
+                u = new Unstored(u.path, u.nextOffset, kept, u.destinationEnd);
+            }
+            unstored.add(u);
+        }
+        paths.forget(forgotten);
         return tombstones;
     }
 

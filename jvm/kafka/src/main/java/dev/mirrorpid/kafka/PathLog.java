@@ -11,6 +11,7 @@ import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.TreeSet;
+import org.apache.kafka.common.utils.Time;
 import org.apache.kafka.storage.internals.log.UnifiedLog;
 
 /**
@@ -48,9 +49,21 @@ public final class PathLog {
 
     private final CompactedPartition partition;
 
-    /** Writes to {@code log} (configured with {@code cleanup.policy=compact}) as leader of {@code leaderEpoch}. */
+    /**
+     * Writes to {@code log} (configured with {@code cleanup.policy=compact}), a partition of one
+     * replica, as leader of {@code leaderEpoch}, on the system's clock.
+     */
     public PathLog(UnifiedLog log, int leaderEpoch) {
-        this.partition = new CompactedPartition(log, leaderEpoch);
+        this(log, leaderEpoch, Broker.singleReplica(Time.SYSTEM));
+    }
+
+    /**
+     * Writes to {@code log} (configured with {@code cleanup.policy=compact}), which {@code
+     * broker} leads in {@code leaderEpoch}: each store returns once it is committed, and a read
+     * waits until what the log holds is.
+     */
+    public PathLog(UnifiedLog log, int leaderEpoch, Broker broker) {
+        this.partition = new CompactedPartition(log, leaderEpoch, broker);
     }
 
     /** The Kafka log behind this partition. */
@@ -61,7 +74,7 @@ public final class PathLog {
     /**
      * Stores, in one batch, that {@code path} resumes at {@code nextOffset} and stands at {@code
      * moved} for the PIDs there, as of the destination's log end {@code destinationEnd}; returns
-     * once Kafka's log holds it.
+     * once it is committed.
      *
      * @throws IllegalArgumentException what {@link PathCheckpoint}'s constructor refuses
      */
@@ -71,9 +84,11 @@ public final class PathLog {
 
     /**
      * Stores {@code checkpoints}, each with the positions that moved since its path's last one,
-     * in one batch; returns once Kafka's log holds it. A mirror that checkpoints several paths
-     * at once stores them together, at one destination log end, so that every batch no stored
-     * checkpoint covers lies beyond the latest log end stored here.
+     * in one batch; returns once it is committed. A mirror that checkpoints several paths at once
+     * stores them together, at one destination log end, so that every batch no stored
+     * checkpoint covers lies beyond the latest log end stored here; and it stores no log end
+     * above the destination's high watermark ({@link Broker}), so that the next leader holds
+     * every batch a checkpoint covers.
      */
     public void store(List<PathCheckpoint> checkpoints) {
         List<CompactedPartition.Entry> entries = new ArrayList<>();
@@ -155,16 +170,18 @@ public final class PathLog {
     }
 
     /**
-     * What a new leader resumes from, read from the whole log.
+     * What a new leader resumes from, read from the whole log once everything it holds is
+     * committed.
      *
      * @throws CorruptStateException a record is not one this library wrote
+     * @throws org.apache.kafka.common.KafkaException the log's end is not known to be committed
      */
     public Resume read() {
         long leader = -1;
         Map<String, long[]> offsets = new HashMap<>();
         Map<String, Map<Long, Position>> positions = new HashMap<>();
         Map<Long, Position> tail = new TreeMap<>();
-        for (CompactedPartition.Entry e : partition.read(0)) {
+        for (CompactedPartition.Entry e : partition.read(0, partition.committedEnd())) {
             ByteBuffer key = ByteBuffer.wrap(e.key());
             short version = need(key, Short.BYTES, "the key's version").getShort();
             if (version != VERSION) {
