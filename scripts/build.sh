@@ -52,6 +52,16 @@ native="dist/native/linux-$(uname -m)"
 mkdir -p "$native"
 # Without its symbols: the jar carries it.
 strip -o "$native/libmirrorpid_jni.so" target/release/libmirrorpid_jni.so
+if [ "$(uname -m)" = x86_64 ]; then
+  # arm64 brokers (Graviton, Ampere) get the native runtime too: cross-built.
+  ensure_arm64_cross
+  log "cargo build: the native runtime for linux-aarch64 (cross, Debian's aarch64-linux-gnu-gcc links)"
+  CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_LINKER=aarch64-linux-gnu-gcc \
+    cargo build --release -p mirrorpid-jni --target aarch64-unknown-linux-gnu >&2
+  mkdir -p dist/native/linux-aarch64
+  aarch64-linux-gnu-strip -o dist/native/linux-aarch64/libmirrorpid_jni.so \
+    target/aarch64-unknown-linux-gnu/release/libmirrorpid_jni.so
+fi
 release=$(manifest get broker.release)
 log "release artifact: $release (name with version and ABI, SHA-256, manifest)"
 node scripts/release-module.mjs "$out" "$release" >&2

@@ -109,3 +109,48 @@ ensure_e2e_modules() {
     (cd tests/e2e && npm ci --no-audit --no-fund --loglevel=error)
   fi
 }
+
+# The arm64 Linux target of the JVM library's native runtime, cross-built
+# here: rustup's aarch64 standard library and Debian's cross gcc as linker.
+ensure_arm64_cross() {
+  if ! rustup target list --installed | grep -qx aarch64-unknown-linux-gnu; then
+    log "adding rustup target aarch64-unknown-linux-gnu"
+    rustup target add aarch64-unknown-linux-gnu
+  fi
+  if ! command -v aarch64-linux-gnu-gcc >/dev/null; then
+    log "installing Debian gcc-aarch64-linux-gnu (the arm64 linker)"
+    apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq gcc-aarch64-linux-gnu >/dev/null
+  fi
+}
+
+# Debian's arm64 JRE, unpacked (never installed) under $ARM64_ROOT, and
+# qemu-user to run it: the native runtime's test on arm64 under emulation.
+ARM64_ROOT=${MIRRORPID_ARM64_ROOT:-$HOME/.cache/mirrorpid/arm64-root}
+ARM64_JAVA=$ARM64_ROOT/usr/lib/jvm/java-17-openjdk-arm64/bin/java
+ensure_arm64_jre() {
+  if ! command -v qemu-aarch64 >/dev/null; then
+    log "installing Debian qemu-user (runs arm64 programs here)"
+    apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq qemu-user >/dev/null
+  fi
+  if [ ! -x "$ARM64_JAVA" ]; then
+    log "unpacking Debian's arm64 openjdk-17-jre-headless into $ARM64_ROOT"
+    if ! dpkg --print-foreign-architectures | grep -qx arm64; then
+      dpkg --add-architecture arm64
+    fi
+    apt-get update -qq
+    local debs
+    debs=$(mktemp -d)
+    # apt-get download fetches as the _apt user, which must be able to write there.
+    chmod a+rwx "$debs"
+    (cd "$debs" && apt-get download -qq openjdk-17-jre-headless:arm64 libc6:arm64 zlib1g:arm64 \
+      libgcc-s1:arm64 libstdc++6:arm64 >/dev/null)
+    mkdir -p "$ARM64_ROOT"
+    local deb
+    for deb in "$debs"/*.deb; do
+      dpkg-deb -x "$deb" "$ARM64_ROOT"
+    done
+    rm -rf "$debs"
+  fi
+}

@@ -2,7 +2,8 @@
 # Runs every test on a fresh machine, installing what is missing first:
 # fmt, clippy, native tests, the WASM builds, the broker module in wasmtime,
 # the JVM libraries (Maven: mirrorpid-jvm, mirrorpid-kafka), the real-Kafka judge (jvm/judge:
-# real broker processes, Kafka's own UnifiedLog), a bounded fuzz smoke run, wasm-pack
+# real broker processes, Kafka's own UnifiedLog), the JVM library's arm64 native runtime under
+# qemu-user, a bounded fuzz smoke run, wasm-pack
 # tests in Node and headless Chromium, and the playground's page tests in
 # headless Chromium.
 set -euo pipefail
@@ -54,6 +55,9 @@ ensure_maven
 (cd jvm && mvn -B --no-transfer-progress install)
 python3 scripts/kafka-doc.py --check
 python3 scripts/perf-doc.py --check
+
+log "the JVM library's native runtime on arm64 Linux, under qemu-user with Debian's arm64 JRE"
+bash scripts/test-arm64.sh
 
 log "fuzz smoke: every target for a few seconds (docs/RELIABILITY.md has the long runs)"
 bash scripts/fuzz.sh smoke "${FUZZ_SMOKE_SECONDS:-5}"

@@ -21,17 +21,17 @@ import java.util.function.Function;
  * never touches another's, and closing a mapper frees its memory. Thread-safe.
  *
  * <p>Two runtimes run the same module with the same results ({@link Mode}): wasmtime inside this
- * JVM, through a native library the jar carries for Linux on x86-64 ({@link Mode#NATIVE}, what
- * {@link #load()} picks where it loads), and Chicory, a WebAssembly runtime in pure Java, everywhere
- * else. {@link #mode()} names the one in use.
+ * JVM, through a native library the jar carries for glibc Linux on x86-64 and on arm64 ({@link
+ * Mode#NATIVE}, what {@link #load()} picks where it loads), and Chicory, a WebAssembly runtime in
+ * pure Java, everywhere else (macOS, Windows, musl). {@link #mode()} names the one in use.
  */
 public final class MirrorPid {
     /** Which runtime runs the module, and how. */
     public enum Mode {
         /**
-         * wasmtime in this process, through the jar's native library (Linux on x86-64): the
-         * module compiled to machine code when loaded, calls crossing through JNI, the module's
-         * memory outside the Java heap. The fastest, and the default where it loads; elsewhere
+         * wasmtime in this process, through the jar's native library (glibc Linux on x86-64 and on
+         * arm64): the module compiled to machine code when loaded, calls crossing through JNI, the
+         * module's memory outside the Java heap. The fastest, and the default where it loads; elsewhere
          * {@link MirrorPid#load()} falls back to {@link #COMPILER}. The module's memory accesses are
          * bounds-checked by guard pages and wasmtime's signal handlers, which pass every signal that
          * does not come from the module on to the JVM's own; a JVM that must keep its signal

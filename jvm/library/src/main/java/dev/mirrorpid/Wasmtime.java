@@ -22,14 +22,27 @@ import java.util.Locale;
 final class Wasmtime {
     private Wasmtime() {}
 
-    /** Where the jar carries the library for this platform, or {@code null} for none. */
+    /**
+     * Where the jar carries the library for this platform, or {@code null} for none: glibc Linux
+     * on x86-64 and on arm64 (Graviton, Ampere). Elsewhere (macOS, Windows, musl) the module runs
+     * on Chicory.
+     */
     static String resource() {
-        String os = System.getProperty("os.name", "").toLowerCase(Locale.ROOT);
-        String arch = System.getProperty("os.arch", "").toLowerCase(Locale.ROOT);
-        if (os.startsWith("linux") && (arch.equals("amd64") || arch.equals("x86_64"))) {
-            return "native/linux-x86_64/libmirrorpid_jni.so";
+        return resource(System.getProperty("os.name", ""), System.getProperty("os.arch", ""));
+    }
+
+    /** {@link #resource()} for the JVM's {@code os.name} and {@code os.arch}. */
+    static String resource(String osName, String osArch) {
+        String os = osName.toLowerCase(Locale.ROOT);
+        String arch = osArch.toLowerCase(Locale.ROOT);
+        if (!os.startsWith("linux")) {
+            return null;
         }
-        return null;
+        return switch (arch) {
+            case "amd64", "x86_64" -> "native/linux-x86_64/libmirrorpid_jni.so";
+            case "aarch64", "arm64" -> "native/linux-aarch64/libmirrorpid_jni.so";
+            default -> null;
+        };
     }
 
     /** Why the library did not load, or {@code null} once it has. */
