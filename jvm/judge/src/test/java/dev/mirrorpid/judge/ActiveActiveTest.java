@@ -6,7 +6,6 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.File;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -15,8 +14,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.function.Predicate;
 import org.apache.kafka.clients.producer.KafkaProducer;
-import org.apache.kafka.common.header.Header;
-import org.apache.kafka.common.record.internal.Record;
 import org.apache.kafka.common.record.internal.RecordBatch;
 import org.apache.kafka.storage.internals.log.UnifiedLog;
 import org.junit.jupiter.api.AfterAll;
@@ -66,29 +63,8 @@ class ActiveActiveTest {
 
         /** The cycle check: only what was produced in {@code region}, unless it is off. */
         private Predicate<RecordBatch> carry(String region, Map<Long, String> last) {
-            return batch -> {
-                if (!cycleCheck) {
-                    return true;
-                }
-                if (batch.isControlBatch()) {
-                    return region.equals(last.get(batch.producerId()));
-                }
-                String from = provenance(batch);
-                last.put(batch.producerId(), from);
-                return region.equals(from);
-            };
+            return cycleCheck ? Judged.producedIn(region, last) : batch -> true;
         }
-    }
-
-    private static String provenance(RecordBatch batch) {
-        for (Record r : batch) {
-            for (Header h : r.headers()) {
-                if (h.key().equals(Judged.FROM)) {
-                    return new String(h.value(), StandardCharsets.UTF_8);
-                }
-            }
-        }
-        return "";
     }
 
     @Test

@@ -125,6 +125,26 @@ final class Destination implements AutoCloseable {
         return MemoryRecords.readableRecords(bytes.slice());
     }
 
+    /**
+     * The batches of {@code fetched} that {@code carry} accepts, in a buffer of their own (a
+     * mirror's cycle check leaves the others out before anything sees them), and the offset
+     * after the last batch fetched, carried or not.
+     */
+    record Carried(MemoryRecords records, long end) {}
+
+    static Carried carried(MemoryRecords fetched, long from, java.util.function.Predicate<RecordBatch> carry) {
+        long end = from;
+        ByteBuffer out = ByteBuffer.allocate(fetched.sizeInBytes());
+        for (org.apache.kafka.common.record.internal.MutableRecordBatch batch : fetched.batches()) {
+            end = batch.nextOffset();
+            if (carry.test(batch)) {
+                batch.writeTo(out);
+            }
+        }
+        out.flip();
+        return new Carried(MemoryRecords.readableRecords(out), end);
+    }
+
     /** {@code records}' bytes in a buffer of their own: each lane rewrites its own copy. */
     static MemoryRecords copy(MemoryRecords records) {
         ByteBuffer src = records.buffer().duplicate();

@@ -131,6 +131,35 @@ final class Judged {
         return out;
     }
 
+    /**
+     * A mirror's cycle check: carry only the batches produced in {@code region}, by their
+     * records' {@link #FROM} header; a COMMIT or ABORT marker goes where its producer's last data
+     * batch came from ({@code last}, by PID, which the check keeps).
+     */
+    static java.util.function.Predicate<org.apache.kafka.common.record.internal.RecordBatch> producedIn(String region,
+            Map<Long, String> last) {
+        return batch -> {
+            if (batch.isControlBatch()) {
+                return region.equals(last.get(batch.producerId()));
+            }
+            String from = provenance(batch);
+            last.put(batch.producerId(), from);
+            return region.equals(from);
+        };
+    }
+
+    /** The cluster the first record of {@code batch} names in its {@link #FROM} header ("" if none). */
+    static String provenance(org.apache.kafka.common.record.internal.RecordBatch batch) {
+        for (Record r : batch) {
+            for (Header h : r.headers()) {
+                if (h.key().equals(FROM)) {
+                    return new String(h.value(), StandardCharsets.UTF_8);
+                }
+            }
+        }
+        return "";
+    }
+
     /** Kafka's producer entries, as the tables print them. */
     static String producers(List<ProducerState> states) {
         if (states.isEmpty()) {

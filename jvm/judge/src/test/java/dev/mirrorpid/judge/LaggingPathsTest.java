@@ -374,19 +374,9 @@ class LaggingPathsTest {
     /** How many schedules each version runs ({@code -Dmirrorpid.schedules=N} for a longer hunt). */
     private static final int SCHEDULES = Integer.getInteger("mirrorpid.schedules", 40);
 
-    /** A's three producers, interleaved, with restarts and aborted transactions. */
+    /** A's three producers, interleaved, with restarts and aborted transactions, and B and C. */
     private static World producers(TransactionVersion tv) throws IOException {
-        World w = new World(tv);
-        World.Producer t = w.producer("T", 4, true);
-        World.Producer u = w.producer("U", 5, true);
-        World.Producer i = w.producer("I", 6, false);
-        w.data(i).data(t).data(u).data(t).end(t, ControlRecordType.COMMIT)
-                .data(u).data(i).data(t).end(u, ControlRecordType.ABORT).end(t, ControlRecordType.ABORT)
-                .restart(t).data(t).data(i).data(t).data(u)
-                .restart(t).data(t).end(t, ControlRecordType.COMMIT).end(u, ControlRecordType.COMMIT)
-                .data(i).data(t).data(u).end(u, ControlRecordType.COMMIT).data(i).end(t, ControlRecordType.ABORT)
-                .restart(u).data(u).end(u, ControlRecordType.COMMIT);
-        return w.hops();
+        return World.threeProducers("A", tv).hops();
     }
 
     @AfterAll

@@ -296,23 +296,15 @@ final class Lane implements AutoCloseable {
             if (fetched.sizeInBytes() == 0) {
                 throw new IllegalStateException(name + ": the hop's log read nothing at offset " + offset);
             }
-            long end = offset;
-            ByteBuffer carried = ByteBuffer.allocate(fetched.sizeInBytes());
-            for (MutableRecordBatch batch : fetched.batches()) {
-                end = batch.nextOffset();
-                if (carry.test(batch)) {
-                    batch.writeTo(carried);
-                }
-            }
-            carried.flip();
-            if (!carried.hasRemaining()) {
+            Destination.Carried carried = Destination.carried(fetched, offset, carry);
+            long end = carried.end();
+            if (carried.records().sizeInBytes() == 0) {
                 offset = end;
                 next.put(clusterId, offset);
                 continue;
             }
             try {
-                MirrorLoop.Appended appended = mirror(clusterId, MemoryRecords.readableRecords(carried),
-                        time.milliseconds());
+                MirrorLoop.Appended appended = mirror(clusterId, carried.records(), time.milliseconds());
                 offset = Math.max(appended.nextSourceOffset(), end);
                 copies += appended.copies();
             } catch (KafkaException e) {

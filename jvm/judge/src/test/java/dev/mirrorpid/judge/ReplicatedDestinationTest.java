@@ -15,7 +15,6 @@ import dev.mirrorpid.kafka.StateLog;
 import java.io.File;
 import java.io.IOException;
 import java.nio.ByteBuffer;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -26,14 +25,9 @@ import java.util.Random;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.TreeSet;
-import java.util.function.Predicate;
 import org.apache.kafka.common.errors.InvalidConfigurationException;
-import org.apache.kafka.common.header.Header;
-import org.apache.kafka.common.record.internal.ControlRecordType;
 import org.apache.kafka.common.record.internal.MemoryRecords;
 import org.apache.kafka.common.record.internal.MutableRecordBatch;
-import org.apache.kafka.common.record.internal.Record;
-import org.apache.kafka.common.record.internal.RecordBatch;
 import org.apache.kafka.server.common.TransactionVersion;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Test;
@@ -146,23 +140,9 @@ class ReplicatedDestinationTest {
         }
     }
 
-    /**
-     * A source cluster's stream: two transactional producers (restarted, with and without a
-     * transaction open, committing and aborting) and an idempotent one, interleaved; PIDs 4, 5
-     * and 6 on every cluster, as fresh clusters hand them out alike.
-     */
+    /** Cluster {@code cluster}'s three producers ({@link World#threeProducers}), PIDs 4, 5 and 6 on every cluster. */
     private static World stream(String cluster) throws IOException {
-        World w = new World(cluster, TV);
-        World.Producer t = w.producer("T", 4, true);
-        World.Producer u = w.producer("U", 5, true);
-        World.Producer i = w.producer("I", 6, false);
-        w.data(i).data(t).data(u).data(t).end(t, ControlRecordType.COMMIT)
-                .data(u).data(i).data(t).end(u, ControlRecordType.ABORT).end(t, ControlRecordType.ABORT)
-                .restart(t).data(t).data(i).data(t).data(u)
-                .restart(t).data(t).end(t, ControlRecordType.COMMIT).end(u, ControlRecordType.COMMIT)
-                .data(i).data(t).data(u).end(u, ControlRecordType.COMMIT).data(i).end(t, ControlRecordType.ABORT)
-                .restart(u).data(u).end(u, ControlRecordType.COMMIT).data(i);
-        return w;
+        return World.threeProducers(cluster, TV);
     }
 
     /** Fan-in: clusters A and B, the same PIDs on each, straight into D. */
@@ -531,11 +511,7 @@ class ReplicatedDestinationTest {
                 d.destination.moveLeader(broker);
                 assertTrue(!d.snapshotFile(broker).exists(), "broker " + broker + " has no snapshot");
                 int[] restored = {0};
-                StateLog state = new StateLog(d.state.leaderLog(), d.state.epoch(), d, d.snapshotFile(broker).toPath());
-                try (PidMapper recovered = state.recover(b -> {
-                    restored[0]++;
-                    return Lane.MODULE.restore(b);
-                }, () -> Lane.MODULE.newMapper(d.config()))) {
+                try (PidMapper recovered = recover(d, d.snapshotFile(broker), restored)) {
                     assertEquals(0, restored[0], "no snapshot to restore on broker " + broker);
                     assertEquals(before, mappings(recovered, t), "broker " + broker + " maps as the old leader did");
                 }
@@ -553,21 +529,13 @@ class ReplicatedDestinationTest {
             Files.write(stale.toPath(), older);
             Map<String, Long> now = mappings(d.loop().mapper(), t);
             int[] restored = {0};
-            StateLog state = new StateLog(d.state.leaderLog(), d.state.epoch(), d, stale.toPath());
-            try (PidMapper recovered = state.recover(b -> {
-                restored[0]++;
-                return Lane.MODULE.restore(b);
-            }, () -> Lane.MODULE.newMapper(d.config()))) {
+            try (PidMapper recovered = recover(d, stale, restored)) {
                 assertEquals(0, restored[0], "a snapshot older than the latest is not restored");
                 assertEquals(now, mappings(recovered, t));
             }
             // And the latest, on its own broker, is.
             restored[0] = 0;
-            StateLog own = new StateLog(d.state.leaderLog(), d.state.epoch(), d, d.snapshotFile(0).toPath());
-            try (PidMapper recovered = own.recover(b -> {
-                restored[0]++;
-                return Lane.MODULE.restore(b);
-            }, () -> Lane.MODULE.newMapper(d.config()))) {
+            try (PidMapper recovered = recover(d, d.snapshotFile(0), restored)) {
                 assertEquals(1, restored[0], "the latest snapshot is restored on the broker that took it");
                 assertEquals(now, mappings(recovered, t));
             }
@@ -581,6 +549,18 @@ class ReplicatedDestinationTest {
         } finally {
             KafkaLogs.delete(dir);
         }
+    }
+
+    /**
+     * The mapper a leader recovers from {@code d}'s {@code __mirror_state} with {@code
+     * snapshotFile} as its broker's, counting in {@code restored} the snapshots it restored.
+     */
+    private static PidMapper recover(ReplicatedLane d, File snapshotFile, int[] restored) {
+        StateLog state = new StateLog(d.state.leaderLog(), d.state.epoch(), d, snapshotFile.toPath());
+        return state.recover(b -> {
+            restored[0]++;
+            return Lane.MODULE.restore(b);
+        }, () -> Lane.MODULE.newMapper(d.config()));
     }
 
     /**
@@ -765,27 +745,8 @@ class ReplicatedDestinationTest {
         /** Region {@code r} mirrors what the other region's producers wrote, below its high watermark. */
         boolean mirror(int r) throws IOException {
             int o = 1 - r;
-            Map<Long, String> last = provenance.get(r);
-            Predicate<RecordBatch> carry = batch -> {
-                if (batch.isControlBatch()) {
-                    return NAMES[o].equals(last.get(batch.producerId()));
-                }
-                String from = from(batch);
-                last.put(batch.producerId(), from);
-                return NAMES[o].equals(from);
-            };
-            return regions[r].mirror(worlds[o].id(), regions[o].asUpstream(), Long.MAX_VALUE, carry);
-        }
-
-        private static String from(RecordBatch batch) {
-            for (Record record : batch) {
-                for (Header h : record.headers()) {
-                    if (h.key().equals(Judged.FROM)) {
-                        return new String(h.value(), StandardCharsets.UTF_8);
-                    }
-                }
-            }
-            return "";
+            return regions[r].mirror(worlds[o].id(), regions[o].asUpstream(), Long.MAX_VALUE,
+                    Judged.producedIn(NAMES[o], provenance.get(r)));
         }
 
         Map<String, List<Judged.Rec>> committed() throws IOException {

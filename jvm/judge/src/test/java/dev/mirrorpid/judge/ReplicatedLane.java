@@ -9,7 +9,6 @@ import dev.mirrorpid.kafka.PathLog;
 import dev.mirrorpid.kafka.StateLog;
 import java.io.File;
 import java.io.IOException;
-import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -20,7 +19,6 @@ import org.apache.kafka.common.KafkaException;
 import org.apache.kafka.common.errors.NotEnoughReplicasException;
 import org.apache.kafka.common.errors.NotLeaderOrFollowerException;
 import org.apache.kafka.common.record.internal.MemoryRecords;
-import org.apache.kafka.common.record.internal.MutableRecordBatch;
 import org.apache.kafka.common.record.internal.RecordBatch;
 import org.apache.kafka.common.utils.Time;
 import org.apache.kafka.server.common.RequestLocal;
@@ -260,19 +258,11 @@ final class ReplicatedLane implements AutoCloseable, Broker {
             if (fetched.sizeInBytes() == 0) {
                 throw new IllegalStateException(name + ": the upstream read nothing at offset " + offset);
             }
-            long end = offset;
-            ByteBuffer carried = ByteBuffer.allocate(fetched.sizeInBytes());
-            for (MutableRecordBatch batch : fetched.batches()) {
-                end = batch.nextOffset();
-                if (carry.test(batch)) {
-                    batch.writeTo(carried);
-                }
-            }
-            carried.flip();
-            if (carried.hasRemaining()) {
+            Destination.Carried carried = Destination.carried(fetched, offset, carry);
+            long end = carried.end();
+            if (carried.records().sizeInBytes() > 0) {
                 try {
-                    MirrorLoop.Appended appended = loop.mirror(clusterId, MemoryRecords.readableRecords(carried),
-                            clock.milliseconds());
+                    MirrorLoop.Appended appended = loop.mirror(clusterId, carried.records(), clock.milliseconds());
                     end = Math.max(appended.nextSourceOffset(), end);
                     copies += appended.copies();
                 } catch (Lane.Crash e) {

@@ -79,6 +79,25 @@ final class World implements AutoCloseable {
         this.a = new Lane(Strategy.VERBATIM, new File(dir, cluster), true, Integer.MAX_VALUE, clock);
     }
 
+    /**
+     * Cluster {@code cluster}'s stream of three producers, interleaved: two transactional ones
+     * (T, PID 4, and U, PID 5: committing and aborting, restarted with and without a
+     * transaction open) and an idempotent one (I, PID 6), as fresh clusters hand the PIDs out.
+     */
+    static World threeProducers(String cluster, TransactionVersion tv) throws IOException {
+        World w = new World(cluster, tv);
+        Producer t = w.producer("T", 4, true);
+        Producer u = w.producer("U", 5, true);
+        Producer i = w.producer("I", 6, false);
+        w.data(i).data(t).data(u).data(t).end(t, ControlRecordType.COMMIT)
+                .data(u).data(i).data(t).end(u, ControlRecordType.ABORT).end(t, ControlRecordType.ABORT)
+                .restart(t).data(t).data(i).data(t).data(u)
+                .restart(t).data(t).end(t, ControlRecordType.COMMIT).end(u, ControlRecordType.COMMIT)
+                .data(i).data(t).data(u).end(u, ControlRecordType.COMMIT).data(i).end(t, ControlRecordType.ABORT)
+                .restart(u).data(u).end(u, ControlRecordType.COMMIT);
+        return w;
+    }
+
     /** The cluster's ID: the path a mirror of it names. */
     String id() {
         return SourceCluster.clusterIdOf(cluster);

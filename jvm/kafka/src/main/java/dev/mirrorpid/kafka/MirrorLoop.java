@@ -88,10 +88,18 @@ public final class MirrorLoop {
     private final Broker broker;
     private final long checkpointIntervalMs;
     /**
-     * What each fetch moved since the last checkpoint, in log order with the destination's log
-     * end after it: stored together at the next checkpoint, as far as the high watermark.
+     * What the fetches whose batches all lie below the destination's high watermark moved since
+     * the last checkpoint, merged by path: what the next checkpoint stores.
      */
-    private final ArrayDeque<Unstored> unstored = new ArrayDeque<>();
+    private final Map<String, Progress> committed = new TreeMap<>();
+    /** The destination's log end after the last fetch merged into {@link #committed}. */
+    private long committedEnd = -1;
+    /**
+     * The fetches beyond the high watermark when last looked at, in log order, each with the
+     * destination's log end after it: merged into {@link #committed} once the high watermark
+     * passes that end.
+     */
+    private final ArrayDeque<Unstored> beyond = new ArrayDeque<>();
     /** The clock of the fetch that stored the last checkpoint (of the first fetch, before one). */
     private long storedMs = Long.MIN_VALUE;
 
@@ -108,6 +116,12 @@ public final class MirrorLoop {
      */
     private record Unstored(String path, long nextOffset, Map<Long, PathCheckpoint.Position> moved,
             long destinationEnd) {}
+
+    /** One path's progress since its last stored checkpoint, below the high watermark. */
+    private static final class Progress {
+        long nextOffset;
+        final Map<Long, PathCheckpoint.Position> moved = new HashMap<>();
+    }
 
     /** The steps of {@link #mirror}, each reached once its work is done. */
     public enum Step {
@@ -388,7 +402,8 @@ public final class MirrorLoop {
         }
         steps.reached(Step.APPENDED);
         copies.apply(judgement);
-        unstored.add(new Unstored(path, nextSource, judgement.moved(), destination.logEndOffset()));
+        beyond.add(new Unstored(path, nextSource, judgement.moved(), destination.logEndOffset()));
+        merge(broker.highWatermark(destination));
         if (storedMs == Long.MIN_VALUE) {
             storedMs = nowMs;
         }
@@ -416,36 +431,30 @@ public final class MirrorLoop {
      *     committed (it is then kept, to be stored by the next checkpoint)
      */
     public boolean checkpoint() {
-        if (unstored.isEmpty()) {
+        if (!beyond.isEmpty()) {
+            merge(broker.highWatermark(destination));
+        }
+        if (committed.isEmpty()) {
             return false;
         }
-        long committed = broker.highWatermark(destination);
-        Map<String, Unstored> merged = new TreeMap<>();
-        long end = -1;
-        int taken = 0;
-        for (Unstored u : unstored) {
-            if (u.destinationEnd > committed) {
-                break;
-            }
-            Unstored before = merged.get(u.path);
-            Map<Long, PathCheckpoint.Position> moved = new HashMap<>(before == null ? Map.of() : before.moved);
-            moved.putAll(u.moved);
-            merged.put(u.path, new Unstored(u.path, u.nextOffset, moved, u.destinationEnd));
-            end = u.destinationEnd;
-            taken++;
-        }
-        if (taken == 0) {
-            return false;
-        }
-        List<PathCheckpoint> checkpoints = new ArrayList<>(merged.size());
-        for (Unstored u : merged.values()) {
-            checkpoints.add(new PathCheckpoint(u.path, u.nextOffset, end, u.moved));
+        List<PathCheckpoint> checkpoints = new ArrayList<>(committed.size());
+        for (Map.Entry<String, Progress> e : committed.entrySet()) {
+            checkpoints.add(new PathCheckpoint(e.getKey(), e.getValue().nextOffset, committedEnd, e.getValue().moved));
         }
         paths.store(checkpoints);
-        for (int i = 0; i < taken; i++) {
-            unstored.poll();
-        }
+        committed.clear();
         return true;
+    }
+
+    /** Merges the fetches whose batches all lie below {@code highWatermark} into {@link #committed}. */
+    private void merge(long highWatermark) {
+        while (!beyond.isEmpty() && beyond.peek().destinationEnd <= highWatermark) {
+            Unstored u = beyond.poll();
+            Progress p = committed.computeIfAbsent(u.path, k -> new Progress());
+            p.nextOffset = u.nextOffset;
+            p.moved.putAll(u.moved);
+            committedEnd = u.destinationEnd;
+        }
     }
 
     /**
@@ -474,15 +483,21 @@ public final class MirrorLoop {
         // what the high watermark keeps unstored forgets them too.
         checkpoint();
         Copies.Forgotten forgotten = copies.forget(destination, nowMs);
-        for (int i = unstored.size(); i > 0; i--) {
-            Unstored u = unstored.poll();
+        for (Map.Entry<String, Set<Long>> gone : forgotten.paths().entrySet()) {
+            Progress p = committed.get(gone.getKey());
+            if (p != null) {
+                p.moved.keySet().removeAll(gone.getValue());
+            }
+        }
+        for (int i = beyond.size(); i > 0; i--) {
+            Unstored u = beyond.poll();
             Set<Long> gone = forgotten.paths().getOrDefault(u.path, Set.of());
             if (!gone.isEmpty()) {
                 Map<Long, PathCheckpoint.Position> kept = new HashMap<>(u.moved);
                 kept.keySet().removeAll(gone);
                 u = new Unstored(u.path, u.nextOffset, kept, u.destinationEnd);
             }
-            unstored.add(u);
+            beyond.add(u);
         }
         paths.forget(forgotten);
         return tombstones;
