@@ -3,8 +3,9 @@
 # arm64 JRE (unpacked by scripts/setup.sh, never installed) runs under
 # qemu-user the library's tests that hold the runtimes to each other
 # (RuntimesAgreeTest: NATIVE loads from the jar and rewrites every fetch,
-# errors included, as COMPILER does) and to the Rust core (FixtureTest), with
-# JUnit's console launcher and the published jar on the class path, after
+# errors included, as COMPILER does), to the Rust core (FixtureTest), to
+# Kafka's own classes on every kind of batch (BatchKindsTest) and to the
+# refusals bad input gets (BadInputTest), with JUnit's console launcher and the published jar on the class path, after
 # checking that the jar carries both native libraries. Needs `mvn install`
 # in jvm/ first. Bounded by ARM64_TEST_SECONDS (default 900); where qemu
 # cannot run the JRE, it says so and skips.
@@ -43,4 +44,5 @@ qemu-aarch64 -L "$ARM64_ROOT" "$ARM64_JAVA" -XshowSettings:properties -version 2
 timeout "${ARM64_TEST_SECONDS:-900}" qemu-aarch64 -L "$ARM64_ROOT" "$ARM64_JAVA" \
   -Dmirrorpid.root="$ROOT" -jar "$work"/junit-platform-console-standalone-*.jar execute \
   --disable-banner --details=summary --fail-if-no-tests -cp "$cp" \
-  --select-class dev.mirrorpid.RuntimesAgreeTest --select-class dev.mirrorpid.FixtureTest
+  --select-class dev.mirrorpid.RuntimesAgreeTest --select-class dev.mirrorpid.FixtureTest \
+  --select-class dev.mirrorpid.BatchKindsTest --select-class dev.mirrorpid.BadInputTest
