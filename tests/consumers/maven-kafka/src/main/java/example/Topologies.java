@@ -2,6 +2,7 @@ package example;
 
 import dev.mirrorpid.MapperConfig;
 import dev.mirrorpid.MirrorPid;
+import dev.mirrorpid.kafka.Broker;
 import dev.mirrorpid.kafka.MirrorLoop;
 import dev.mirrorpid.kafka.PathCheckpoint;
 import dev.mirrorpid.kafka.PathLog;
@@ -215,9 +216,10 @@ public final class Topologies {
                 loop.mapper().close();
             }
             MapperConfig config = MapperConfig.builder(TOPIC, 0).origins(origins).build();
-            StateLog state = new StateLog(stateLog, epoch, snapshot);
-            PathLog paths = new PathLog(pathsLog, epoch);
-            loop = MirrorLoop.lead(MODULE, config, log, epoch, state, paths);
+            Broker broker = Broker.singleReplica(Time.SYSTEM);
+            StateLog state = new StateLog(stateLog, epoch, broker, snapshot);
+            PathLog paths = new PathLog(pathsLog, epoch, broker);
+            loop = MirrorLoop.lead(MODULE, config, broker, log, epoch, state, paths);
             next.clear();
             for (PathCheckpoint c : paths.read().paths().values()) {
                 next.put(c.path(), c.nextOffset());

@@ -7,14 +7,10 @@ import dev.mirrorpid.PidMapper;
 import dev.mirrorpid.RewriteResult;
 import dev.mirrorpid.StateRecord;
 import java.nio.ByteBuffer;
-import java.util.ArrayDeque;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
-import java.util.Set;
-import java.util.TreeMap;
 import java.util.function.Supplier;
 import org.apache.kafka.common.errors.InvalidConfigurationException;
 import org.apache.kafka.common.record.internal.MemoryRecords;
@@ -87,19 +83,8 @@ public final class MirrorLoop {
     private final Steps steps;
     private final Broker broker;
     private final long checkpointIntervalMs;
-    /**
-     * What the fetches whose batches all lie below the destination's high watermark moved since
-     * the last checkpoint, merged by path: what the next checkpoint stores.
-     */
-    private final Map<String, Progress> committed = new TreeMap<>();
-    /** The destination's log end after the last fetch merged into {@link #committed}. */
-    private long committedEnd = -1;
-    /**
-     * The fetches beyond the high watermark when last looked at, in log order, each with the
-     * destination's log end after it: merged into {@link #committed} once the high watermark
-     * passes that end.
-     */
-    private final ArrayDeque<Unstored> beyond = new ArrayDeque<>();
+    /** What the paths moved since the last checkpoint, stored as far as the high watermark. */
+    private final Unstored unstored = new Unstored();
     /** The clock of the fetch that stored the last checkpoint (of the first fetch, before one). */
     private long storedMs = Long.MIN_VALUE;
 
@@ -109,19 +94,6 @@ public final class MirrorLoop {
      * fetches and judges again at most about a second of each path.
      */
     public static final long DEFAULT_CHECKPOINT_INTERVAL_MS = 1_000;
-
-    /**
-     * One fetch's progress of its path: the next source offset, the positions it moved, and the
-     * destination's log end once its batches were appended.
-     */
-    private record Unstored(String path, long nextOffset, Map<Long, PathCheckpoint.Position> moved,
-            long destinationEnd) {}
-
-    /** One path's progress since its last stored checkpoint, below the high watermark. */
-    private static final class Progress {
-        long nextOffset;
-        final Map<Long, PathCheckpoint.Position> moved = new HashMap<>();
-    }
 
     /** The steps of {@link #mirror}, each reached once its work is done. */
     public enum Step {
@@ -173,21 +145,6 @@ public final class MirrorLoop {
         this.steps = Objects.requireNonNull(steps, "steps");
         this.broker = Objects.requireNonNull(broker, "broker");
         this.checkpointIntervalMs = checkpointIntervalMs;
-    }
-
-    /**
-     * Becomes the mirror of {@code destination}, a partition of one replica, as leader of {@code
-     * leaderEpoch}: {@link #lead(MirrorPid, MapperConfig, Broker, UnifiedLog, int, StateLog,
-     * PathLog)} with {@link Broker#singleReplica} on the system's clock.
-     *
-     * @throws CorruptStateException a stored snapshot or checkpoint cannot be read
-     * @throws dev.mirrorpid.MirrorPidException the module refused the snapshot or a record
-     * @throws InvalidConfigurationException {@code config}'s durability is not {@link
-     *     Durability#BINDINGS}
-     */
-    public static MirrorLoop lead(MirrorPid module, MapperConfig config, UnifiedLog destination,
-            int leaderEpoch, StateLog state, PathLog paths) {
-        return builder(destination, leaderEpoch, state, paths).recover(module, config).build();
     }
 
     /**
@@ -402,8 +359,8 @@ public final class MirrorLoop {
         }
         steps.reached(Step.APPENDED);
         copies.apply(judgement);
-        beyond.add(new Unstored(path, nextSource, judgement.moved(), destination.logEndOffset()));
-        merge(broker.highWatermark(destination));
+        unstored.add(path, nextSource, judgement.moved(), destination.logEndOffset(),
+                broker.highWatermark(destination));
         if (storedMs == Long.MIN_VALUE) {
             storedMs = nowMs;
         }
@@ -431,30 +388,14 @@ public final class MirrorLoop {
      *     committed (it is then kept, to be stored by the next checkpoint)
      */
     public boolean checkpoint() {
-        if (!beyond.isEmpty()) {
-            merge(broker.highWatermark(destination));
-        }
-        if (committed.isEmpty()) {
+        List<PathCheckpoint> checkpoints = unstored.checkpoints(
+                unstored.hasBeyond() ? broker.highWatermark(destination) : Long.MIN_VALUE);
+        if (checkpoints.isEmpty()) {
             return false;
         }
-        List<PathCheckpoint> checkpoints = new ArrayList<>(committed.size());
-        for (Map.Entry<String, Progress> e : committed.entrySet()) {
-            checkpoints.add(new PathCheckpoint(e.getKey(), e.getValue().nextOffset, committedEnd, e.getValue().moved));
-        }
         paths.store(checkpoints);
-        committed.clear();
+        unstored.stored();
         return true;
-    }
-
-    /** Merges the fetches whose batches all lie below {@code highWatermark} into {@link #committed}. */
-    private void merge(long highWatermark) {
-        while (!beyond.isEmpty() && beyond.peek().destinationEnd <= highWatermark) {
-            Unstored u = beyond.poll();
-            Progress p = committed.computeIfAbsent(u.path, k -> new Progress());
-            p.nextOffset = u.nextOffset;
-            p.moved.putAll(u.moved);
-            committedEnd = u.destinationEnd;
-        }
     }
 
     /**
@@ -483,22 +424,7 @@ public final class MirrorLoop {
         // what the high watermark keeps unstored forgets them too.
         checkpoint();
         Copies.Forgotten forgotten = copies.forget(destination, nowMs);
-        for (Map.Entry<String, Set<Long>> gone : forgotten.paths().entrySet()) {
-            Progress p = committed.get(gone.getKey());
-            if (p != null) {
-                p.moved.keySet().removeAll(gone.getValue());
-            }
-        }
-        for (int i = beyond.size(); i > 0; i--) {
-            Unstored u = beyond.poll();
-            Set<Long> gone = forgotten.paths().getOrDefault(u.path, Set.of());
-            if (!gone.isEmpty()) {
-                Map<Long, PathCheckpoint.Position> kept = new HashMap<>(u.moved);
-                kept.keySet().removeAll(gone);
-                u = new Unstored(u.path, u.nextOffset, kept, u.destinationEnd);
-            }
-            beyond.add(u);
-        }
+        unstored.forget(forgotten.paths());
         paths.forget(forgotten);
         return tombstones;
     }
