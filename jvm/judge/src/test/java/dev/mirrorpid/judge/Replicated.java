@@ -163,7 +163,7 @@ final class Replicated {
         }
     }
 
-    /** {@code partition}'s followers fetch (those out of the in-sync replicas too). */
+    /** {@code partition}'s live followers fetch, but those that fell out of sync ({@link Lag}). */
     record Replicate(String partition) implements Step {
         @Override
         public String toString() {
