@@ -484,6 +484,14 @@ pub extern "C" fn mp_mapper_len(handle: i32) -> i32 {
     call(|s| count(s.slot(handle)?.mapper.len()))
 }
 
+/// The bytes the module's live allocations hold (mappers, their outputs,
+/// `mp_alloc` blocks), the 1 MiB reserve aside: what a host sizes an
+/// instance's memory for its partitions by.
+#[no_mangle]
+pub extern "C" fn mp_heap_bytes() -> i32 {
+    reserve::live_bytes() as i32
+}
+
 /// Pointer to the UTF-8 message of the last failed call.
 #[no_mangle]
 pub extern "C" fn mp_last_error_ptr() -> i32 {

@@ -67,6 +67,10 @@ pub(crate) fn encode_records(records: &[StateRecord], out: &mut Vec<u8>) -> mirr
     encode_some(records, out)
 }
 
+/// The output a mapper may keep room for between calls without its last
+/// output needing it.
+const SMALL_OUTPUT: usize = 256;
+
 /// [`encode_records`] when the output changes.
 #[inline(never)]
 fn encode_some(records: &[StateRecord], out: &mut Vec<u8>) -> mirrorpid::Result<()> {
@@ -85,8 +89,11 @@ fn encode_some(records: &[StateRecord], out: &mut Vec<u8>) -> mirrorpid::Result<
         .map(|(k, v)| 8 + k.len() + v.as_ref().map_or(0, Vec::len))
         .sum::<usize>();
     // The old output stays as it was unless the new one fits: in place
-    // when it has room, else in a new buffer that replaces it.
-    if out.capacity() < size {
+    // when it has room, else in a new buffer that replaces it. A buffer
+    // far larger than the new output (a snapshot's, a flood's records) is
+    // replaced too, so that an idle mapper holds no more than its last
+    // output needs: a broker holds thousands.
+    if out.capacity() < size || out.capacity() > size.max(SMALL_OUTPUT) * 4 {
         let mut fresh = Vec::new();
         fresh.try_reserve_exact(size).map_err(|_| oom())?;
         *out = fresh;

@@ -16,7 +16,7 @@
 //! requires it. Every call forwards to `System` with the caller's layout.
 
 use std::alloc::{GlobalAlloc, Layout, System};
-use std::sync::atomic::{AtomicPtr, Ordering};
+use std::sync::atomic::{AtomicPtr, AtomicUsize, Ordering};
 
 /// Bytes held back for small allocations.
 pub const RESERVE_BYTES: usize = 1 << 20;
@@ -25,6 +25,26 @@ pub const RESERVE_BYTES: usize = 1 << 20;
 const SMALL: usize = 64 << 10;
 
 static RESERVE: AtomicPtr<u8> = AtomicPtr::new(std::ptr::null_mut());
+
+/// The bytes live allocations hold, the reserve aside: what a host reads
+/// with `mp_heap_bytes` to learn what its mappers hold (an instance is
+/// single-threaded, so `Relaxed` is a plain load and store).
+static LIVE: AtomicUsize = AtomicUsize::new(0);
+
+/// The bytes live allocations hold, the reserve aside (their sizes as
+/// asked, not the allocator's rounding or headers).
+pub fn live_bytes() -> usize {
+    LIVE.load(Ordering::Relaxed)
+}
+
+/// Counts an allocation of `size` bytes, or a freed one, if it succeeded.
+#[inline(always)]
+fn counted(p: *mut u8, add: usize, sub: usize) -> *mut u8 {
+    if !p.is_null() {
+        LIVE.store(LIVE.load(Ordering::Relaxed) + add - sub, Ordering::Relaxed);
+    }
+    p
+}
 
 fn reserve_layout() -> Layout {
     // Checked when the module is compiled, not when it runs.
@@ -69,33 +89,34 @@ pub struct WithReserve;
 unsafe impl GlobalAlloc for WithReserve {
     #[inline(never)]
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        let p = System.alloc(layout);
+        let mut p = System.alloc(layout);
         if p.is_null() && layout.size() <= SMALL && release() {
-            return System.alloc(layout);
+            p = System.alloc(layout);
         }
-        p
+        counted(p, layout.size(), 0)
     }
 
     #[inline(never)]
     unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-        let p = System.alloc_zeroed(layout);
+        let mut p = System.alloc_zeroed(layout);
         if p.is_null() && layout.size() <= SMALL && release() {
-            return System.alloc_zeroed(layout);
+            p = System.alloc_zeroed(layout);
         }
-        p
+        counted(p, layout.size(), 0)
     }
 
     #[inline(never)]
     unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        System.dealloc(ptr, layout)
+        System.dealloc(ptr, layout);
+        counted(ptr, 0, layout.size());
     }
 
     #[inline(never)]
     unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        let p = System.realloc(ptr, layout, new_size);
+        let mut p = System.realloc(ptr, layout, new_size);
         if p.is_null() && new_size <= SMALL && release() {
-            return System.realloc(ptr, layout, new_size);
+            p = System.realloc(ptr, layout, new_size);
         }
-        p
+        counted(p, new_size, layout.size())
     }
 }

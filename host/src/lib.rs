@@ -130,6 +130,7 @@ pub struct BrokerModule {
     confirm: F1,
     abort: F1,
     pending: F1,
+    heap_bytes: TypedFunc<(), i32>,
     last_error_ptr: TypedFunc<(), i32>,
     last_error_len: TypedFunc<(), i32>,
 }
@@ -214,6 +215,7 @@ impl BrokerModule {
             confirm: f!("mp_confirm"),
             abort: f!("mp_abort"),
             pending: f!("mp_pending"),
+            heap_bytes: f!("mp_heap_bytes"),
             last_error_ptr: f!("mp_last_error_ptr"),
             last_error_len: f!("mp_last_error_len"),
             store,
@@ -230,6 +232,14 @@ impl BrokerModule {
         let out = f(self);
         let after = self.store.get_fuel().unwrap_or(0);
         (out, before.saturating_sub(after))
+    }
+
+    /// `mp_heap_bytes`: what the instance's live allocations hold, the
+    /// reserve aside.
+    pub fn heap_bytes(&mut self) -> usize {
+        self.heap_bytes
+            .call(&mut self.store, ())
+            .map_or(0, |n| n as usize)
     }
 
     /// Size of linear memory in bytes.

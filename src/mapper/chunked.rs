@@ -65,10 +65,18 @@ impl<T: Copy> Chunked<T> {
             self.chunks.try_reserve(1)?;
             self.chunks.push(Vec::new());
         }
-        // The first chunk grows like a vector (by a quarter) up to CHUNK.
+        // The first chunk grows like a vector up to CHUNK: doubling from 4
+        // up to 64, so that a partition of a few producers holds room for
+        // about that many (a broker holds thousands of them), then by a
+        // quarter.
         if let Some(first) = self.chunks.first_mut() {
             if first.capacity() < CHUNK {
-                let grown = first.capacity() + first.capacity() / 4 + 64;
+                let cap = first.capacity();
+                let grown = if cap < 64 {
+                    (cap * 2).max(4)
+                } else {
+                    cap + cap / 4 + 64
+                };
                 let target = want.max(grown).min(CHUNK);
                 first.try_reserve_exact(target.saturating_sub(first.len()))?;
             }

@@ -76,6 +76,11 @@ final class FlatMemory implements Memory, LinearMemory {
     }
 
     @Override
+    public long sizeInBytes() {
+        return size;
+    }
+
+    @Override
     public int pages() {
         return size / PAGE_SIZE;
     }

@@ -26,4 +26,7 @@ interface LinearMemory {
 
     /** A copy of the {@code n} bytes at {@code addr}. */
     byte[] readBytes(int addr, int n);
+
+    /** Its size in bytes (what the module grew it to). */
+    long sizeInBytes();
 }

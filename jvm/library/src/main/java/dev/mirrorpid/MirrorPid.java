@@ -10,15 +10,22 @@ import dev.mirrorpid.internal.BrokerModule;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
 import java.security.SecureRandom;
 import java.util.Objects;
 import java.util.function.Function;
 
 /**
  * The mirrorpid broker module, loaded once: compiled at {@link #load} (to native code by
- * wasmtime, or to JVM bytecode by Chicory), then instantiated for each {@link PidMapper}. Each
- * mapper has an instance, and so a linear memory, of its own: a mapper's failure or memory limit
- * never touches another's, and closing a mapper frees its memory. Thread-safe.
+ * wasmtime, or to JVM bytecode by Chicory), and run in a few instances that every {@link
+ * PidMapper} shares. A new or restored mapper is placed in the instance that holds the fewest
+ * (a new instance is made only while fewer than {@link Builder#instances} exist): a partition
+ * costs what its mapper holds, a few KiB, and becoming its leader compiles, instantiates and
+ * reserves nothing. A call locks its mapper's instance, so calls on mappers of different
+ * instances run in parallel: use about as many instances as threads call at once (a broker's
+ * fetcher threads). An instance whose mappers all closed is retired, its memory freed. A trap,
+ * which the module is built never to have, ends its instance and fails that instance's mappers
+ * alone ({@link ModuleTrappedException}). Thread-safe.
  *
  * <p>Two runtimes run the same module with the same results ({@link Mode}): wasmtime inside this
  * JVM, through a native library the jar carries for glibc Linux on x86-64 and on arm64 ({@link
@@ -76,18 +83,21 @@ public final class MirrorPid {
     private final Function<Instance, Machine> machines;
     private final Wasmtime.Compiled compiled;
     private final int maxPages;
+    /** The instances mappers are placed in, by position; null where none is live. Guarded by this. */
+    private final SharedInstance[] pool;
 
     private MirrorPid(WasmModule module, Mode mode, Function<Instance, Machine> machines,
-            Wasmtime.Compiled compiled, int maxMemoryBytes) {
+            Wasmtime.Compiled compiled, Builder b) {
         this.module = module;
         this.mode = mode;
         this.machines = machines;
         this.compiled = compiled;
-        this.maxPages = Math.max(1, maxMemoryBytes / 65536);
+        this.maxPages = Math.max(1, b.maxMemoryBytes / 65536);
+        this.pool = new SharedInstance[b.instances];
     }
 
     /**
-     * The module in this jar, each mapper's memory up to 2 GiB, on the fastest runtime that runs
+     * The module in this jar, each instance's memory up to 2 GiB, on the fastest runtime that runs
      * here ({@link Mode#preferred()}).
      */
     public static MirrorPid load() {
@@ -99,7 +109,7 @@ public final class MirrorPid {
         return builder().mode(mode).build();
     }
 
-    /** A builder, for the mode and a memory cap per mapper. */
+    /** A builder, for the mode, the number of instances and a memory cap per instance. */
     public static Builder builder() {
         return new Builder();
     }
@@ -112,13 +122,85 @@ public final class MirrorPid {
     /** A mapper for a new destination partition leader with no state yet. */
     public PidMapper newMapper(MapperConfig config) {
         Objects.requireNonNull(config, "config");
-        return PidMapper.create(this, config.toJson());
+        return placed(Export.MAPPER_NEW, config.toJson().getBytes(StandardCharsets.UTF_8));
     }
 
     /** A mapper restored from {@link PidMapper#snapshot()} bytes (its config included). */
     public PidMapper restore(byte[] snapshot) {
         Objects.requireNonNull(snapshot, "snapshot");
-        return PidMapper.restore(this, snapshot);
+        return placed(Export.RESTORE, snapshot);
+    }
+
+    /** How many module instances hold mappers now (at most {@link Builder#instances}). */
+    public synchronized int liveInstances() {
+        int n = 0;
+        for (SharedInstance s : pool) {
+            n += s == null ? 0 : 1;
+        }
+        return n;
+    }
+
+    /** The linear memory of the live instances, in bytes (tests weigh a partition by it). */
+    long linearMemoryBytes() {
+        SharedInstance[] live;
+        synchronized (this) {
+            live = pool.clone();
+        }
+        long n = 0;
+        for (SharedInstance s : live) {
+            if (s != null) {
+                synchronized (s) {
+                    n += s.memoryBytes();
+                }
+            }
+        }
+        return n;
+    }
+
+    /** A mapper made by {@code export} from {@code input} in the instance that holds the fewest. */
+    private PidMapper placed(Export export, byte[] input) {
+        SharedInstance home = place();
+        try {
+            return PidMapper.made(home, export, input);
+        } catch (RuntimeException e) {
+            released(home);
+            throw e;
+        }
+    }
+
+    /** The instance with the fewest mappers (made if its place is empty), counting one more. */
+    private synchronized SharedInstance place() {
+        int best = 0;
+        for (int i = 1; i < pool.length && pool[best] != null; i++) {
+            if (pool[i] == null || pool[i].mappers < pool[best].mappers) {
+                best = i;
+            }
+        }
+        if (pool[best] == null) {
+            pool[best] = new SharedInstance(this, best, instantiate());
+        }
+        pool[best].mappers++;
+        return pool[best];
+    }
+
+    /** A mapper of {@code home} closed (or was never made): the last one retires it. */
+    void released(SharedInstance home) {
+        synchronized (this) {
+            if (--home.mappers > 0 || pool[home.index] != home) {
+                return;
+            }
+            pool[home.index] = null;
+        }
+        synchronized (home) {
+            home.retire();
+        }
+    }
+
+    /** {@code home} trapped: no mapper is placed in it again. */
+    synchronized void failed(SharedInstance home) {
+        if (pool[home.index] == home) {
+            pool[home.index] = null;
+        }
     }
 
     /** A new instance of the module, its hash keys seeded from {@link SecureRandom}. */
@@ -155,6 +237,7 @@ public final class MirrorPid {
     public static final class Builder {
         private Mode mode = Mode.preferred();
         private int maxMemoryBytes = Integer.MAX_VALUE;
+        private int instances = Runtime.getRuntime().availableProcessors();
         private byte[] wasm;
 
         private Builder() {}
@@ -166,15 +249,33 @@ public final class MirrorPid {
         }
 
         /**
-         * The most linear memory one mapper may use (rounded down to 64 KiB pages; default
-         * 2 GiB). A call that would need more fails with {@link Code#OutOfMemory} and changes
-         * nothing.
+         * The most linear memory one instance, and so all the mappers placed in it, may use
+         * (rounded down to 64 KiB pages; default 2 GiB). A call that would need more fails with
+         * {@link Code#OutOfMemory} and changes nothing, and the instance's other mappers keep
+         * working. An instance holds the module's 1 MiB reserve and its blocks; each mapper about
+         * 4 KiB with ten producers and a few hundred bytes for each further producer ({@code
+         * docs/PERFORMANCE.md}): size it for the partitions of one instance.
          */
         public Builder maxMemoryBytes(int bytes) {
             if (bytes < 65536) {
                 throw new IllegalArgumentException("maxMemoryBytes " + bytes + " is below one 64 KiB page");
             }
             this.maxMemoryBytes = bytes;
+            return this;
+        }
+
+        /**
+         * How many module instances mappers are spread over (default: the number of processors).
+         * Calls on mappers of one instance take turns, calls on different instances run in
+         * parallel, so use about as many as threads call at once, as a broker sizes its fetcher
+         * threads; more costs each one its own linear memory and, on {@link Mode#NATIVE}, its own
+         * address-space reservation.
+         */
+        public Builder instances(int instances) {
+            if (instances < 1) {
+                throw new IllegalArgumentException("instances " + instances + " is below 1");
+            }
+            this.instances = instances;
             return this;
         }
 
@@ -199,15 +300,15 @@ public final class MirrorPid {
                             "Mode.BUILD_TIME runs the jar's own module, compiled when the jar was built: "
                                     + "use Mode.COMPILER for another module");
                 }
-                return new MirrorPid(BrokerModule.load(), mode, BrokerModule::create, null, maxMemoryBytes);
+                return new MirrorPid(BrokerModule.load(), mode, BrokerModule::create, null, this);
             }
             byte[] bytes = wasm != null ? wasm : jarModule();
             if (mode == Mode.NATIVE) {
-                return new MirrorPid(null, mode, null, new Wasmtime.Compiled(bytes), maxMemoryBytes);
+                return new MirrorPid(null, mode, null, new Wasmtime.Compiled(bytes), this);
             }
             WasmModule module = Parser.parse(bytes);
             Function<Instance, Machine> machines = mode == Mode.COMPILER ? MachineFactoryCompiler.compile(module) : null;
-            return new MirrorPid(module, mode, machines, null, maxMemoryBytes);
+            return new MirrorPid(module, mode, machines, null, this);
         }
 
         private static byte[] jarModule() {

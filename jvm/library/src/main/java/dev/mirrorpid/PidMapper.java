@@ -10,6 +10,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.OptionalInt;
+import java.util.function.IntSupplier;
 import org.apache.kafka.common.record.internal.MemoryRecords;
 
 /**
@@ -26,67 +27,64 @@ import org.apache.kafka.common.record.internal.MemoryRecords;
  * then append the batches. A failed call ({@link MirrorPidException}) changed nothing, the
  * caller's buffer included.
  *
- * <p>Calls on one mapper are serialised (its methods are {@code synchronized}; a WebAssembly
- * instance is single-threaded). {@link #close()} frees the module's memory; a closed mapper
- * refuses every call with {@link IllegalStateException}.
+ * <p>A mapper lives in one of its {@link MirrorPid}'s module instances, beside other partitions'
+ * mappers: a call holds that instance's lock (a WebAssembly instance is single-threaded), so calls
+ * on mappers of different instances run in parallel. {@link #close()} frees what the mapper holds
+ * in the instance; a closed mapper refuses every call with {@link IllegalStateException}. If the
+ * instance fails ({@link ModuleTrappedException}), every call of each of its mappers throws that.
  */
 public final class PidMapper implements AutoCloseable {
-    private ModuleInstance instance;
+    private final SharedInstance home;
     private final int handle;
-    /**
-     * Where {@code mp_output_info}'s 12 bytes are (fixed for the instance's life): every output
-     * is found there after its call, without the up to three calls that would ask for it.
-     */
-    private final int info;
-
-    /** The source cluster ID the module holds at {@link #sourcePtr}, and as a string. */
-    private byte[] source = new byte[0];
-    private String sourceString = "";
-    private int sourcePtr, sourceCap;
+    private boolean closed;
     /** The source tokens the module gave this mapper, by source cluster ID. */
-    private final Map<String, Integer> tokens = new HashMap<>();
-    /** The slots block in the module, and its capacity in slots. */
-    private int slotsPtr, slotsCap;
-    /** The offset in the fetch of each slot's entry. */
-    private int[] offsets = new int[0];
+    private final Map<String, Integer> tokens = new HashMap<>(4);
 
-    private PidMapper(ModuleInstance instance, int handle) {
-        this.instance = instance;
+    private PidMapper(SharedInstance home, int handle) {
+        this.home = home;
         this.handle = handle;
-        this.info = instance.call(Export.OUTPUT_INFO);
     }
 
-    static PidMapper create(MirrorPid module, String configJson) {
-        ModuleInstance instance = module.instantiate();
-        byte[] config = configJson.getBytes(StandardCharsets.UTF_8);
-        int h = Call.made(instance, Export.MAPPER_NEW, config);
-        return new PidMapper(instance, h);
-    }
-
-    static PidMapper restore(MirrorPid module, byte[] snapshot) {
-        ModuleInstance instance = module.instantiate();
-        int h = Call.made(instance, Export.RESTORE, snapshot);
-        return new PidMapper(instance, h);
+    /**
+     * A mapper made in {@code home} by {@code export} ({@code mp_mapper_new} or {@code
+     * mp_restore}) from {@code input}; the caller gives {@code home} back to its pool if it fails.
+     */
+    static PidMapper made(SharedInstance home, Export export, byte[] input) {
+        synchronized (home) {
+            ModuleInstance instance = home.live();
+            int p = home.put(input);
+            int h;
+            try {
+                h = home.status(export, () -> instance.call(export, p, input.length));
+            } finally {
+                home.free(p);
+            }
+            return new PidMapper(home, h);
+        }
     }
 
     /** The instance's linear memory as the last call left it. */
     private LinearMemory memory() {
-        return instance.memory();
+        return home.live().memory();
     }
 
     /**
      * Maps one producer ID from a source cluster, as a rewrite maps a batch's. A new binding is
      * pending until {@link #confirm()}: persist {@link MapResult#records()} first.
      */
-    public synchronized MapResult map(String sourceClusterId, long pid, long nowMs) {
-        int srcPtr = putSource(sourceClusterId);
-        int salt = status(Export.MAP, () -> instance.call(Export.MAP, handle, srcPtr, source.length, pid, nowMs));
-        byte[] out = output();
-        List<StateRecord> records = records(out, out.length - 8);
-        long mapped = Abi.getLong(out, out.length - 8);
-        boolean collision = !records.isEmpty() && flag();
-        return new MapResult(mapped, salt == Abi.MAP_NOT_A_PRODUCER ? OptionalInt.empty() : OptionalInt.of(salt),
-                records, collision);
+    public MapResult map(String sourceClusterId, long pid, long nowMs) {
+        synchronized (home) {
+            ModuleInstance instance = open();
+            int srcPtr = home.putSource(sourceClusterId);
+            int srcLen = home.sourceLength();
+            int salt = status(Export.MAP, () -> instance.call(Export.MAP, handle, srcPtr, srcLen, pid, nowMs));
+            byte[] out = output();
+            List<StateRecord> records = records(out, out.length - 8);
+            long mapped = Abi.getLong(out, out.length - 8);
+            boolean collision = !records.isEmpty() && flag();
+            return new MapResult(mapped, salt == Abi.MAP_NOT_A_PRODUCER ? OptionalInt.empty() : OptionalInt.of(salt),
+                    records, collision);
+        }
     }
 
     /**
@@ -107,56 +105,58 @@ public final class PidMapper implements AutoCloseable {
      * {@link #rewrite(String, ByteBuffer, long)}; with {@code complete}, the buffer must end on a
      * batch boundary (a produce request, a file): a truncated tail is {@link Code#BatchOverrun}.
      */
-    public synchronized RewriteResult rewrite(String sourceClusterId, ByteBuffer fetch, long nowMs, boolean complete) {
+    public RewriteResult rewrite(String sourceClusterId, ByteBuffer fetch, long nowMs, boolean complete) {
         Objects.requireNonNull(fetch, "fetch");
         if (fetch.isReadOnly()) {
             throw new IllegalArgumentException("the fetch buffer is read-only: a rewrite writes 12 bytes of each batch into it");
         }
-        ensureOpen();
-        int base = fetch.position();
-        int length = fetch.remaining();
-        int count = gather(fetch, base, length);
-        int token = sourceToken(sourceClusterId);
-        ensureSlots(count);
-        // Each entry's window straight from the caller's buffer into its slot in linear memory,
-        // with its length (big-endian, as the module reads it).
-        LinearMemory memory = memory();
-        for (int i = 0; i < count; i++) {
-            int slot = slotsPtr + i * Abi.SLOT_BYTES;
-            int n = Math.min(Abi.WINDOW, length - offsets[i]);
-            memory.write(slot, fetch, base + offsets[i], n);
-            memory.writeI32(slot + Abi.SLOT_LEN_OFFSET, Integer.reverseBytes(n));
-        }
-        int flags = complete ? Abi.FLAG_COMPLETE : 0;
-        int consumed;
-        try {
-            consumed = instance.rewriteHeaders(handle, token, slotsPtr, count, length, nowMs, flags);
-        } catch (RuntimeException e) {
-            // A trap or a runtime failure: the instance cannot be trusted any more.
-            close();
-            throw new ModuleTrappedException(Export.REWRITE_HEADERS_FROM.wasmName, e);
-        }
-        if (consumed < 0) {
-            throw error(consumed);
-        }
-        memory = memory();
-        // Success: nothing can fail from here on. The changed slots' 12 bytes go back, read
-        // from linear memory where they are (WebAssembly's loads are little-endian, the bytes
-        // are in the batch's order: written in that order whatever the buffer's byte order).
-        boolean big = fetch.order() == ByteOrder.BIG_ENDIAN;
-        for (int i = 0; i < count; i++) {
-            int slot = slotsPtr + i * Abi.SLOT_BYTES;
-            if (memory.readInt(slot + Abi.SLOT_CHANGED_OFFSET) == Abi.SLOT_CHANGED_LE) {
-                int at = base + offsets[i];
-                int crc = memory.readInt(slot + Abi.CRC_OFFSET);
-                long pid = memory.readLong(slot + Abi.PRODUCER_ID_OFFSET);
-                fetch.putInt(at + Abi.CRC_OFFSET, big ? Integer.reverseBytes(crc) : crc);
-                fetch.putLong(at + Abi.PRODUCER_ID_OFFSET, big ? Long.reverseBytes(pid) : pid);
+        synchronized (home) {
+            ModuleInstance instance = open();
+            int base = fetch.position();
+            int length = fetch.remaining();
+            int count = home.gather(fetch, base, length);
+            int[] offsets = home.offsets;
+            int token = sourceToken(sourceClusterId);
+            home.ensureSlots(count);
+            int slotsPtr = home.slotsPtr;
+            // Each entry's window straight from the caller's buffer into its slot in linear memory,
+            // with its length (big-endian, as the module reads it).
+            LinearMemory memory = instance.memory();
+            for (int i = 0; i < count; i++) {
+                int slot = slotsPtr + i * Abi.SLOT_BYTES;
+                int n = Math.min(Abi.WINDOW, length - offsets[i]);
+                memory.write(slot, fetch, base + offsets[i], n);
+                memory.writeI32(slot + Abi.SLOT_LEN_OFFSET, Integer.reverseBytes(n));
             }
+            int flags = complete ? Abi.FLAG_COMPLETE : 0;
+            int consumed;
+            try {
+                consumed = instance.rewriteHeaders(handle, token, slotsPtr, count, length, nowMs, flags);
+            } catch (RuntimeException e) {
+                throw home.trapped(Export.REWRITE_HEADERS_FROM.wasmName, e);
+            }
+            if (consumed < 0) {
+                throw home.failure(consumed);
+            }
+            memory = instance.memory();
+            // Success: nothing can fail from here on. The changed slots' 12 bytes go back, read
+            // from linear memory where they are (WebAssembly's loads are little-endian, the bytes
+            // are in the batch's order: written in that order whatever the buffer's byte order).
+            boolean big = fetch.order() == ByteOrder.BIG_ENDIAN;
+            for (int i = 0; i < count; i++) {
+                int slot = slotsPtr + i * Abi.SLOT_BYTES;
+                if (memory.readInt(slot + Abi.SLOT_CHANGED_OFFSET) == Abi.SLOT_CHANGED_LE) {
+                    int at = base + offsets[i];
+                    int crc = memory.readInt(slot + Abi.CRC_OFFSET);
+                    long pid = memory.readLong(slot + Abi.PRODUCER_ID_OFFSET);
+                    fetch.putInt(at + Abi.CRC_OFFSET, big ? Integer.reverseBytes(crc) : crc);
+                    fetch.putLong(at + Abi.PRODUCER_ID_OFFSET, big ? Long.reverseBytes(pid) : pid);
+                }
+            }
+            byte[] out = outputIfAny();
+            List<StateRecord> records = out == null ? List.of() : records(out, out.length);
+            return new RewriteResult(consumed, records, !records.isEmpty() && flag());
         }
-        byte[] out = outputIfAny();
-        List<StateRecord> records = out == null ? List.of() : records(out, out.length);
-        return new RewriteResult(consumed, records, !records.isEmpty() && flag());
     }
 
     /** {@link #rewrite(String, ByteBuffer, long)} on Kafka's {@code MemoryRecords}, in place. */
@@ -166,142 +166,141 @@ public final class PidMapper implements AutoCloseable {
     }
 
     /**
-     * Finds the entries of the fetch at {@code base}, {@code length} bytes, as {@code
-     * docs/ABI.md}'s gathering loop does: their offsets into {@link #offsets}; returns how many.
-     * Only each entry's batchLength is read here, the windows are copied into the slots after.
-     */
-    private int gather(ByteBuffer fetch, int base, int length) {
-        boolean big = fetch.order() == ByteOrder.BIG_ENDIAN;
-        int count = 0;
-        long pos = 0;
-        while (pos < length) {
-            if (count == offsets.length) {
-                offsets = Arrays.copyOf(offsets, Math.max(16, count * 2));
-            }
-            int at = (int) pos;
-            offsets[count++] = at;
-            if (length - at < Abi.LOG_OVERHEAD) {
-                break;
-            }
-            int raw = fetch.getInt(base + at + Abi.LENGTH_OFFSET);
-            int batchLength = big ? raw : Integer.reverseBytes(raw);
-            if (batchLength < 0) {
-                break;
-            }
-            pos += Abi.LOG_OVERHEAD + (long) batchLength;
-        }
-        return count;
-    }
-
-    /**
      * Applies one {@code __mirror_state} record ({@code value} null: a tombstone), as a new
      * leader does while replaying the topic in log order.
      */
-    public synchronized LoadResult loadRecord(byte[] key, byte[] value) {
+    public LoadResult loadRecord(byte[] key, byte[] value) {
         Objects.requireNonNull(key, "key");
-        ensureOpen();
-        int[] blocks = new int[2];
-        try {
-            blocks[0] = put(key);
-            blocks[1] = value == null ? 0 : put(value);
-            int kp = blocks[0], vp = blocks[1];
-            int status = status(Export.LOAD_RECORD, () -> instance.call(Export.LOAD_RECORD,
-                    handle, kp, key.length, vp, value == null ? -1 : value.length));
-            LoadResult.Outcome outcome;
-            switch (status & ~Abi.LOAD_UNDECLARED) {
-                case Abi.LOAD_SKIPPED: outcome = LoadResult.Outcome.SKIPPED; break;
-                case Abi.LOAD_BOUND: outcome = LoadResult.Outcome.BOUND; break;
-                case Abi.LOAD_DELETED: outcome = LoadResult.Outcome.DELETED; break;
-                case Abi.LOAD_BOUND_EVICTING: outcome = LoadResult.Outcome.BOUND_EVICTING; break;
-                default: throw new IllegalStateException("mp_load_record returned " + status);
+        synchronized (home) {
+            ModuleInstance instance = open();
+            int kp = 0, vp = 0;
+            try {
+                kp = home.put(key);
+                vp = value == null ? 0 : home.put(value);
+                int k = kp, v = vp;
+                int status = status(Export.LOAD_RECORD, () -> instance.call(Export.LOAD_RECORD,
+                        handle, k, key.length, v, value == null ? -1 : value.length));
+                LoadResult.Outcome outcome;
+                switch (status & ~Abi.LOAD_UNDECLARED) {
+                    case Abi.LOAD_SKIPPED: outcome = LoadResult.Outcome.SKIPPED; break;
+                    case Abi.LOAD_BOUND: outcome = LoadResult.Outcome.BOUND; break;
+                    case Abi.LOAD_DELETED: outcome = LoadResult.Outcome.DELETED; break;
+                    case Abi.LOAD_BOUND_EVICTING: outcome = LoadResult.Outcome.BOUND_EVICTING; break;
+                    default: throw new IllegalStateException("mp_load_record returned " + status);
+                }
+                return new LoadResult(outcome, (status & Abi.LOAD_UNDECLARED) != 0);
+            } finally {
+                home.free(kp, vp);
             }
-            return new LoadResult(outcome, (status & Abi.LOAD_UNDECLARED) != 0);
-        } finally {
-            release(blocks);
         }
     }
 
     /** Confirms every pending binding once its records are durable; returns how many. */
-    public synchronized int confirm() {
-        return status(Export.CONFIRM, () -> instance.call(Export.CONFIRM, handle));
+    public int confirm() {
+        return onHandle(Export.CONFIRM);
     }
 
     /** Takes back every pending binding and every change since the last confirm; how many. */
-    public synchronized int abort() {
-        return status(Export.ABORT, () -> instance.call(Export.ABORT, handle));
+    public int abort() {
+        return onHandle(Export.ABORT);
     }
 
     /** How many bindings await {@link #confirm()}. */
-    public synchronized int pending() {
-        return status(Export.PENDING, () -> instance.call(Export.PENDING, handle));
+    public int pending() {
+        return onHandle(Export.PENDING);
     }
 
     /** How many identities are bound, pending ones included. */
-    public synchronized int size() {
-        return status(Export.MAPPER_LEN, () -> instance.call(Export.MAPPER_LEN, handle));
+    public int size() {
+        return onHandle(Export.MAPPER_LEN);
     }
 
     /** The confirmed state as snapshot bytes, for {@link MirrorPid#restore}. */
-    public synchronized byte[] snapshot() {
-        int n = status(Export.SNAPSHOT, () -> instance.call(Export.SNAPSHOT, handle));
-        return memory().readBytes(infoWord(Abi.INFO_PTR_OFFSET), n);
-    }
-
-    /** Drops bindings idle for {@code producerExpirationMs}; returns their tombstones. */
-    public synchronized List<StateRecord> expire(long nowMs) {
-        status(Export.EXPIRE, () -> instance.call(Export.EXPIRE, handle, nowMs));
-        byte[] out = output();
-        return records(out, out.length);
-    }
-
-    /** Drops every binding of one mapped PID (the producer state expired it); tombstones. */
-    public synchronized List<StateRecord> expirePid(long mapped) {
-        status(Export.EXPIRE_PID, () -> instance.call(Export.EXPIRE_PID, handle, mapped));
-        byte[] out = output();
-        return records(out, out.length);
-    }
-
-    /** Frees the module's memory. Idempotent. */
-    @Override
-    public synchronized void close() {
-        if (instance != null) {
-            instance.close();
-            instance = null;
+    public byte[] snapshot() {
+        synchronized (home) {
+            int n = onHandle(Export.SNAPSHOT);
+            return memory().readBytes(infoWord(Abi.INFO_PTR_OFFSET), n);
         }
     }
 
-    /** Whether {@link #close()} was called (or a trap closed it). */
-    public synchronized boolean isClosed() {
-        return instance == null;
+    /** Drops bindings idle for {@code producerExpirationMs}; returns their tombstones. */
+    public List<StateRecord> expire(long nowMs) {
+        return expiring(Export.EXPIRE, nowMs);
+    }
+
+    /** Drops every binding of one mapped PID (the producer state expired it); tombstones. */
+    public List<StateRecord> expirePid(long mapped) {
+        return expiring(Export.EXPIRE_PID, mapped);
+    }
+
+    private List<StateRecord> expiring(Export export, long arg) {
+        synchronized (home) {
+            ModuleInstance instance = open();
+            status(export, () -> instance.call(export, handle, arg));
+            byte[] out = output();
+            return records(out, out.length);
+        }
+    }
+
+    /**
+     * Frees what the mapper holds in its instance, for the instance's next mappers; the last
+     * mapper of an instance to close retires it (its linear memory, which never shrinks, is
+     * freed). Idempotent.
+     */
+    @Override
+    public void close() {
+        synchronized (home) {
+            if (closed) {
+                return;
+            }
+            closed = true;
+            try {
+                ModuleInstance instance = home.live();
+                home.status(Export.MAPPER_FREE, () -> instance.call(Export.MAPPER_FREE, handle));
+            } catch (ModuleTrappedException e) {
+                // The instance is gone, and the mapper's memory with it.
+            }
+        }
+        home.released();
+    }
+
+    /** Whether {@link #close()} was called, or its instance failed. */
+    public boolean isClosed() {
+        synchronized (home) {
+            if (closed) {
+                return true;
+            }
+            try {
+                home.live();
+                return false;
+            } catch (ModuleTrappedException e) {
+                return true;
+            }
+        }
     }
 
     // ---- the ABI's conventions -------------------------------------------------------------
 
-    private void ensureOpen() {
-        if (instance == null) {
+    /** The instance, for a call: the mapper is open and its instance did not fail. */
+    private ModuleInstance open() {
+        if (closed) {
             throw new IllegalStateException("this PidMapper is closed");
+        }
+        return home.live();
+    }
+
+    /** Runs {@code export} on the handle alone: its status. */
+    private int onHandle(Export export) {
+        synchronized (home) {
+            ModuleInstance instance = open();
+            return status(export, () -> instance.call(export, handle));
         }
     }
 
     /** Runs an export returning a status: the value, or the error it names. */
-    private int status(Export export, java.util.function.IntSupplier call) {
-        ensureOpen();
-        int status;
-        try {
-            status = call.getAsInt();
-        } catch (RuntimeException e) {
-            // A trap or a runtime failure: the instance cannot be trusted any more.
-            close();
-            throw new ModuleTrappedException(export.wasmName, e);
-        }
-        if (status < 0) {
-            throw error(status);
-        }
-        return status;
-    }
-
-    private MirrorPidException error(int status) {
-        return Call.failure(instance, status);
+    private int status(Export export, IntSupplier call) {
+        open();
+        return home.status(export, call);
     }
 
     // The last successful call's output, read where mp_output_info says it is. Each of these runs
@@ -309,7 +308,7 @@ public final class PidMapper implements AutoCloseable {
 
     /** A big-endian word of the output info. */
     private int infoWord(int offset) {
-        return Integer.reverseBytes(memory().readInt(info + offset));
+        return Integer.reverseBytes(memory().readInt(home.info + offset));
     }
 
     private boolean flag() {
@@ -363,107 +362,16 @@ public final class PidMapper implements AutoCloseable {
         if (known != null) {
             return known;
         }
-        int ptr = putSource(sourceClusterId);
-        int len = source.length;
+        ModuleInstance instance = open();
+        int ptr = home.putSource(sourceClusterId);
+        int len = home.sourceLength();
         int token = status(Export.SOURCE, () -> instance.call(Export.SOURCE, handle, ptr, len, 0, 0));
         tokens.put(sourceClusterId, token);
         return token;
     }
 
-    /** The source ID in its block, kept between calls (copied only when it changes). */
-    private int putSource(String sourceClusterId) {
-        Objects.requireNonNull(sourceClusterId, "sourceClusterId");
-        ensureOpen();
-        // The ID in the module already (an empty one needs no block): where it is.
-        boolean held = source.length == 0 || sourcePtr != 0;
-        int at = source.length == 0 ? 0 : sourcePtr;
-        if (held && sourceClusterId.equals(sourceString)) {
-            return at;
-        }
-        byte[] id = sourceClusterId.getBytes(StandardCharsets.UTF_8);
-        if (held && Arrays.equals(id, source)) {
-            sourceString = sourceClusterId;
-            return at;
-        }
-        if (id.length > sourceCap) {
-            if (sourcePtr != 0) {
-                int p = sourcePtr;
-                status(Export.FREE, () -> instance.call(Export.FREE, p));
-            }
-            sourcePtr = 0;
-            sourceCap = 0;
-            int cap = Math.max(64, id.length);
-            sourcePtr = status(Export.ALLOC, () -> instance.call(Export.ALLOC, cap));
-            sourceCap = cap;
-        }
-        if (id.length > 0) {
-            memory().write(sourcePtr, id);
-        }
-        source = id;
-        sourceString = sourceClusterId;
-        return id.length == 0 ? 0 : sourcePtr;
-    }
-
-    private void ensureSlots(int count) {
-        if (count <= slotsCap) {
-            return;
-        }
-        if (slotsPtr != 0) {
-            int p = slotsPtr;
-            status(Export.FREE, () -> instance.call(Export.FREE, p));
-            slotsPtr = 0;
-            slotsCap = 0;
-        }
-        int cap = Math.max(16, Integer.highestOneBit(count - 1) << 1);
-        slotsPtr = status(Export.ALLOC, () -> instance.call(Export.ALLOC, (long) cap * Abi.SLOT_BYTES));
-        slotsCap = cap;
-    }
-
-    private int put(byte[] bytes) {
-        if (bytes.length == 0) {
-            return 0;
-        }
-        int p = status(Export.ALLOC, () -> instance.call(Export.ALLOC, bytes.length));
-        memory().write(p, bytes);
-        return p;
-    }
-
-    private void release(int[] blocks) {
-        for (int p : blocks) {
-            if (p != 0 && instance != null) {
-                instance.call(Export.FREE, p);
-            }
-        }
-    }
-
-    /** Calls made before a mapper exists. */
-    private static final class Call {
-        static int made(ModuleInstance instance, Export export, byte[] input) {
-            int p = 0;
-            if (input.length > 0) {
-                p = instance.call(Export.ALLOC, input.length);
-                if (p < 0) {
-                    throw failure(instance, p);
-                }
-                instance.memory().write(p, input);
-            }
-            int h = instance.call(export, p, input.length);
-            if (h < 0) {
-                throw failure(instance, h);
-            }
-            return h;
-        }
-
-        /** The failure a status names, with the module's message (read before any other call). */
-        static MirrorPidException failure(ModuleInstance instance, int status) {
-            int p = instance.call(Export.LAST_ERROR_PTR);
-            int n = instance.call(Export.LAST_ERROR_LEN);
-            String message = new String(instance.memory().readBytes(p, n), StandardCharsets.UTF_8);
-            Code code = Code.ofStatus(status);
-            if (code == null) {
-                throw new IllegalStateException("the module returned the unknown status " + status + ": " + message);
-            }
-            return new MirrorPidException(code, message);
-        }
+    /** This mapper's instance (tests inject faults through it). */
+    SharedInstance home() {
+        return home;
     }
 }

@@ -39,7 +39,7 @@ final class WasmtimeInstance extends ModuleInstance {
      * pages, in the high half, says the call grew it.
      */
     private int grown(long r) {
-        if ((r >>> 32) << 16 != memory.size()) {
+        if ((r >>> 32) << 16 != memory.sizeInBytes()) {
             memory.refresh(Wasmtime.memory(instance));
         }
         return (int) r;
@@ -63,7 +63,8 @@ final class WasmtimeInstance extends ModuleInstance {
             buffer = all.order(ByteOrder.LITTLE_ENDIAN);
         }
 
-        long size() {
+        @Override
+        public long sizeInBytes() {
             return buffer.capacity();
         }
 

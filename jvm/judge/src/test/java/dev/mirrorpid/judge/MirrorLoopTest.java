@@ -4,14 +4,9 @@ import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 
-import dev.mirrorpid.MapperConfig;
 import dev.mirrorpid.kafka.MirrorLoop;
 import dev.mirrorpid.kafka.PathLog;
-import dev.mirrorpid.kafka.StateLog;
-import java.io.File;
-import java.io.IOException;
 import java.nio.ByteBuffer;
-import java.nio.file.Files;
 import java.util.Arrays;
 import org.apache.kafka.common.compress.Compression;
 import org.apache.kafka.common.record.internal.MemoryRecords;
@@ -34,49 +29,9 @@ class MirrorLoopTest {
                 new SimpleRecord(new byte[8]));
     }
 
-    /** A destination partition with its two logs, in a directory of its own, deleted on close. */
-    private static final class Partition implements AutoCloseable {
-        final File dir;
-        final Destination destination;
-        final Destination state;
-        final Destination pathLog;
-        final PathLog paths;
-
-        Partition(String name) throws IOException {
-            dir = Files.createTempDirectory(name).toFile();
-            destination = Destination.create(dir, "orders", 0);
-            state = Destination.compacted(dir, "__mirror_state", 0);
-            pathLog = Destination.compacted(dir, "__mirror_paths", 0);
-            paths = new PathLog(pathLog.log(), 1);
-        }
-
-        /** A builder of its loop, as leader of epoch 1. */
-        MirrorLoop.Builder builder() {
-            return MirrorLoop.builder(destination.log(), 1,
-                    new StateLog(state.log(), 1, new File(dir, "snapshot").toPath()), paths);
-        }
-
-        /** Its loop, recovered from its logs, storing its checkpoint once {@code intervalMs} passed. */
-        MirrorLoop loop(long intervalMs) {
-            return builder().recover(Lane.MODULE, MapperConfig.builder(Lane.DESTINATION_TOPIC_ID, 0).build())
-                    .checkpointIntervalMs(intervalMs).build();
-        }
-
-        @Override
-        public void close() throws IOException {
-            try {
-                destination.close();
-                state.close();
-                pathLog.close();
-            } finally {
-                KafkaLogs.delete(dir);
-            }
-        }
-    }
-
     @Test
     void aLoopStoresEveryPathThatMovedOnceAnIntervalInOneBatch() throws Exception {
-        try (Partition p = new Partition("mirrorpid-checkpoints")) {
+        try (LoopPartition p = new LoopPartition("mirrorpid-checkpoints", Lane.MODULE, 0)) {
             assertThrows(IllegalArgumentException.class, () -> p.builder().checkpointIntervalMs(-1));
             PathLog paths = p.paths;
             Destination destination = p.destination;
@@ -126,7 +81,7 @@ class MirrorLoopTest {
      */
     @Test
     void theWholeBatchesAreMirroredAndATruncatedLastOneLeft() throws Exception {
-        try (Partition p = new Partition("mirrorpid-truncated")) {
+        try (LoopPartition p = new LoopPartition("mirrorpid-truncated", Lane.MODULE, 0)) {
             Destination destination = p.destination;
             MirrorLoop loop = p.loop(MirrorLoop.DEFAULT_CHECKPOINT_INTERVAL_MS);
             try {

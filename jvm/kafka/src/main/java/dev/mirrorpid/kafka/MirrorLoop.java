@@ -63,11 +63,12 @@ import org.apache.kafka.storage.internals.log.UnifiedLog;
  * batch appended and not checkpointed is fetched again from the path's last checkpoint and
  * dropped as a copy when the destination kept it, appended again when the destination's new
  * leader lacks it (it was never below the high watermark, so no consumer read it). A batch
- * without a producer ID (a producer without idempotence) cannot be told from its copy: after a
- * crash between its append and the checkpoint that covers it, it is appended again
- * (at-least-once, as Kafka's own producer without idempotence is). When any of the three
+ * without a producer ID cannot be told from its copy: after a crash between its append and the
+ * checkpoint that covers it, it is appended again (at-least-once, as Kafka's own producer without
+ * idempotence is). When any of the three
  * leaders moves, the broker stops this loop (its calls then throw) and leads anew with the new
- * leaders' logs.
+ * leaders' logs. If the mapper's module instance fails, a loop that {@linkplain Builder#recover
+ * recovered} its mapper recovers another from the state log and carries on, mapping as before.
  *
  * <p>The checkpoint is a Kafka append of its own, so it is taken once an interval, as Kafka
  * checkpoints its replicas' high watermarks: what a crash costs is the interval's fetches,
@@ -78,7 +79,7 @@ public final class MirrorLoop {
     private final int leaderEpoch;
     private final StateLog state;
     private final PathLog paths;
-    private final PidMapper mapper;
+    private final RecoveringMapper mapper;
     private final Copies copies;
     private final Steps steps;
     private final Broker broker;
@@ -134,17 +135,16 @@ public final class MirrorLoop {
      */
     public record Appended(long firstOffset, long lastOffset, int batches, int copies, long nextSourceOffset) {}
 
-    private MirrorLoop(UnifiedLog destination, int leaderEpoch, StateLog state, PathLog paths, PidMapper mapper,
-            Copies copies, Steps steps, Broker broker, long checkpointIntervalMs) {
-        this.destination = Objects.requireNonNull(destination, "destination");
-        this.leaderEpoch = leaderEpoch;
-        this.state = Objects.requireNonNull(state, "state");
-        this.paths = Objects.requireNonNull(paths, "paths");
-        this.mapper = Objects.requireNonNull(mapper, "mapper");
+    private MirrorLoop(Builder b, RecoveringMapper mapper, Copies copies) {
+        this.destination = Objects.requireNonNull(b.destination, "destination");
+        this.leaderEpoch = b.leaderEpoch;
+        this.state = Objects.requireNonNull(b.state, "state");
+        this.paths = Objects.requireNonNull(b.paths, "paths");
+        this.mapper = mapper;
         this.copies = copies;
-        this.steps = Objects.requireNonNull(steps, "steps");
-        this.broker = Objects.requireNonNull(broker, "broker");
-        this.checkpointIntervalMs = checkpointIntervalMs;
+        this.steps = b.steps;
+        this.broker = b.broker;
+        this.checkpointIntervalMs = b.checkpointIntervalMs;
     }
 
     /**
@@ -287,14 +287,13 @@ public final class MirrorLoop {
                 }
                 throw e;
             }
-            return new MirrorLoop(destination, leaderEpoch, state, paths, recovered, copies, steps, broker,
-                    checkpointIntervalMs);
+            return new MirrorLoop(this, new RecoveringMapper(recovered, recovers ? mapper : null), copies);
         }
     }
 
-    /** The mapper. */
+    /** The mapper (another after its module instance failed and the loop recovered one). */
     public PidMapper mapper() {
-        return mapper;
+        return mapper.get();
     }
 
     /** Where {@code path} stands in each producer's stream, by PID, as this loop last stored it. */
