@@ -12,6 +12,12 @@
 #                                   process on loopback through MirrorLoop into
 #                                   Kafka's UnifiedLog, verbatim beside mirrorpid in
 #                                   every invocation (paired), three forks
+#   scripts/bench-jvm.sh partitions PartitionsBench: 1, 1,000 and 10,000 partitions of
+#                                   ten producers on one MirrorPid (two instances),
+#                                   NATIVE and COMPILER: a fetch of ten batches
+#                                   round-robin over them on one thread and on two,
+#                                   becoming leader (new, or restored), and
+#                                   PartitionMemory's bytes per partition
 #   scripts/bench-jvm.sh count [--one-producer] [--bytes] [BATCHES...]
 #                                   no timing: the WebAssembly instructions one
 #                                   rewrite runs, by function (InstructionCount)
@@ -41,6 +47,20 @@ case "${1:-}" in
     log "WebAssembly instructions a header rewrite runs (Chicory's interpreter counting)"
     java -cp "$cp" dev.mirrorpid.bench.InstructionCount "$named" "$@"
     exit 0
+    ;;
+  partitions)
+    shift
+    log "JMH: a broker's partitions, round-robin on one thread and two, and becoming leader"
+    jmh rr 'PartitionsBench.rewrite$' -p mode=NATIVE,COMPILER -p partitions=1,1000,10000 -t 1 "$@"
+    jmh rr2 'PartitionsBench.rewrite$' -p mode=NATIVE,COMPILER -p partitions=1000,10000 -t 2 "$@"
+    jmh lead 'PartitionsBench.(lead|restore)$' -p mode=NATIVE,COMPILER -p partitions=1000 "$@"
+    python3 scripts/perf-doc.py collect jmh "$out/rr.json" "$out/rr2.json" "$out/lead.json"
+    log "memory: 10,000 partitions in one JVM, the heap committed and touched up front"
+    for mode in NATIVE COMPILER; do
+      java -Xms4g -Xmx4g -XX:+AlwaysPreTouch -cp "$cp" dev.mirrorpid.bench.PartitionMemory "$mode" 10000 \
+        | tail -1 > "$out/memory-$mode.json"
+    done
+    python3 scripts/perf-doc.py collect partitions "$out"/memory-*.json
     ;;
   mirror)
     shift

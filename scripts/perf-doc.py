@@ -12,6 +12,7 @@ exit status says whether the document is current (the test command runs it).
   python3 scripts/perf-doc.py --check                 are they current?
   python3 scripts/perf-doc.py collect criterion DIR   DIR = target/criterion
   python3 scripts/perf-doc.py collect jmh FILE...     JMH's -rf json output (merged)
+  python3 scripts/perf-doc.py collect partitions FILE...  PartitionMemory's output, one a mode
   python3 scripts/perf-doc.py collect node FILE       benches/node.mjs --json output
   python3 scripts/perf-doc.py collect instructions FILE
                                                       the host's instructions example --json
@@ -85,7 +86,10 @@ def collect_jmh(files):
     jdk = old.get("jdk", "")
     for f in files:
         for r in json.loads(pathlib.Path(f).read_text()):
-            params = ",".join(f"{k}={v}" for k, v in sorted(r.get("params", {}).items()))
+            ps = dict(r.get("params", {}))
+            if r.get("threads", 1) != 1:
+                ps["threads"] = r["threads"]
+            params = ",".join(f"{k}={v}" for k, v in sorted(ps.items()))
             name = r["benchmark"].rsplit(".", 2)
             key = f"{name[-2]}.{name[-1]}|{params}"
             m = r["primaryMetric"]
@@ -104,6 +108,17 @@ def collect_node(path):
     data = json.loads(pathlib.Path(path).read_text())
     save("node", {"machine": machine(), "node": data["node"], "command": "node benches/node.mjs --json FILE",
                   "results": data["results"]})
+
+
+def collect_partitions(paths):
+    results = {}
+    jdk = ""
+    for path in paths:
+        r = json.loads(pathlib.Path(path).read_text())
+        jdk = r.pop("jdk")
+        results[r["mode"]] = r
+    save("partitions", {"machine": machine(), "jdk": jdk, "command": "scripts/bench-jvm.sh partitions",
+                        "results": results})
 
 
 def collect_instructions(path):
@@ -294,7 +309,48 @@ def t_mapper():
     return with_machine(data, table(["work", "time"], rows))
 
 
+def t_partitions():
+    data = load("jmh")
+    r = data["results"]
+    memory = load("partitions")
+    modes = ["NATIVE", "COMPILER"]
+    rows = []
+    m = memory["results"]
+    n = next(iter(m.values()))["partitions"]
+    rows.append([f"memory a partition ({n:,} partitions): heap + resident outside it"] +
+                [f"{(m[x]['heapBytes'] + max(0, m[x]['residentBytes'])) / 1024:.1f} KiB "
+                 f"({m[x]['heapBytes'] / 1024:.1f} + {max(0, m[x]['residentBytes']) / 1024:.1f})" for x in modes])
+    rows.append(["address space a partition"] + [f"{max(0, m[x]['addressBytes'])} B" for x in modes])
+
+    def per_call(bench, mode, **params):
+        found = jmh_find(r, bench, mode=mode, **params)
+        return found and (found["score"] if found["unit"] == "ns/op" else 1000 / found["score"])
+
+    for bench, label in [("PartitionsBench.lead", "becoming leader: new mapper, first fetch, confirm"),
+                         ("PartitionsBench.restore", "becoming leader from a snapshot of ten producers")]:
+        rows.append([label] + [fmt_ns(per_call(bench, x, partitions=1000) or 0) for x in modes])
+    for parts in ["1", "1000", "10000"]:
+        label = "a fetch of ten batches, one partition" if parts == "1" else \
+            f"a fetch of ten batches, round-robin over {int(parts):,}"
+        cells = []
+        for x in modes:
+            t = per_call("PartitionsBench.rewrite", x, partitions=parts)
+            one = per_call("PartitionsBench.rewrite", x, partitions="1")
+            cells.append("–" if not t else fmt_ns(t) + ("" if parts == "1" else f" ({ratio(t, one)} one)"))
+        rows.append([label] + cells)
+    for parts in ["1000", "10000"]:
+        cells = []
+        for x in modes:
+            one = jmh_find(r, "PartitionsBench.rewrite", mode=x, partitions=parts)
+            two = jmh_find(r, "PartitionsBench.rewrite", mode=x, partitions=parts, threads=2)
+            cells.append("–" if not (one and two) else f"{ratio(two['score'], one['score'])} one thread's")
+        rows.append([f"two threads, {int(parts):,} partitions: fetches a second"] + cells)
+    return with_machine(memory, table(["per partition", "NATIVE (wasmtime, JNI)", "COMPILER (Chicory)"], rows),
+                        f", {memory['jdk']}; `{data['command']} partitions` for the times")
+
+
 TABLES = {
+    "partitions": t_partitions,
     "native": t_native,
     "wasmtime": t_wasmtime,
     "instructions": t_instructions,
@@ -310,7 +366,8 @@ def main():
     if args[:1] == ["collect"]:
         kind, rest = args[1], args[2:]
         {"criterion": lambda: collect_criterion(rest[0]), "jmh": lambda: collect_jmh(rest),
-         "node": lambda: collect_node(rest[0]), "instructions": lambda: collect_instructions(rest[0])}[kind]()
+         "node": lambda: collect_node(rest[0]), "instructions": lambda: collect_instructions(rest[0]),
+         "partitions": lambda: collect_partitions(rest)}[kind]()
         return
     unknown = lambda name: sys.exit(f"error: {DOC} names a table this script does not write: {name}")
     rewrite(DOC, "perf", lambda name: TABLES.get(name, lambda: unknown(name))(), "--check" in args,

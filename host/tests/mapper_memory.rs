@@ -66,6 +66,26 @@ fn an_empty_mapper_and_one_of_ten_producers_hold_their_bytes_exactly() {
     assert!(ten <= TEN_PRODUCERS_LIMIT);
 }
 
+/// `docs/ABI.md` ("Many mappers") states both figures as this test holds
+/// them.
+#[test]
+fn the_abi_document_states_what_a_mapper_holds() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    // The document's lines joined, so that a sentence may wrap anywhere.
+    let doc = std::fs::read_to_string(root.join("docs/ABI.md"))
+        .unwrap()
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ");
+    let thousands = |n: usize| format!("{},{:03}", n / 1000, n % 1000);
+    for stated in [
+        format!("{EMPTY_MAPPER_BYTES} bytes of linear memory empty"),
+        format!("{} with ten producers", thousands(TEN_PRODUCERS_BYTES)),
+    ] {
+        assert!(doc.contains(&stated), "docs/ABI.md does not say {stated:?}");
+    }
+}
+
 #[test]
 fn a_freed_mapper_returns_every_byte_and_the_next_one_reuses_them() {
     let mut m = instance();

@@ -37,8 +37,15 @@ public final class PidMapper implements AutoCloseable {
     private final SharedInstance home;
     private final int handle;
     private boolean closed;
-    /** The source tokens the module gave this mapper, by source cluster ID. */
-    private final Map<String, Integer> tokens = new HashMap<>(4);
+    /**
+     * The source token of the last rewrite, and its source cluster ID: a partition's fetches come
+     * from few paths, often one, and a broker's thousands of partitions keep this in the mapper's
+     * own object, beside its handle, not behind a map.
+     */
+    private String lastSource;
+    private int lastToken;
+    /** Every source token the module gave this mapper, by source cluster ID; null until a second. */
+    private Map<String, Integer> tokens;
 
     private PidMapper(SharedInstance home, int handle) {
         this.home = home;
@@ -358,15 +365,28 @@ public final class PidMapper implements AutoCloseable {
      */
     private int sourceToken(String sourceClusterId) {
         Objects.requireNonNull(sourceClusterId, "sourceClusterId");
-        Integer known = tokens.get(sourceClusterId);
-        if (known != null) {
-            return known;
+        if (sourceClusterId.equals(lastSource)) {
+            return lastToken;
         }
-        ModuleInstance instance = open();
-        int ptr = home.putSource(sourceClusterId);
-        int len = home.sourceLength();
-        int token = status(Export.SOURCE, () -> instance.call(Export.SOURCE, handle, ptr, len, 0, 0));
-        tokens.put(sourceClusterId, token);
+        Integer known = tokens == null ? null : tokens.get(sourceClusterId);
+        int token;
+        if (known != null) {
+            token = known;
+        } else {
+            ModuleInstance instance = open();
+            int ptr = home.putSource(sourceClusterId);
+            int len = home.sourceLength();
+            token = status(Export.SOURCE, () -> instance.call(Export.SOURCE, handle, ptr, len, 0, 0));
+            if (lastSource != null) {
+                if (tokens == null) {
+                    tokens = new HashMap<>(4);
+                    tokens.put(lastSource, lastToken);
+                }
+                tokens.put(sourceClusterId, token);
+            }
+        }
+        lastSource = sourceClusterId;
+        lastToken = token;
         return token;
     }
 
