@@ -55,6 +55,8 @@ ensure_maven
 (cd jvm && mvn -B --no-transfer-progress install)
 python3 scripts/kafka-doc.py --check
 python3 scripts/perf-doc.py --check
+log "the documentation names only what exists (paths, symbols, sections)"
+python3 scripts/docs-check.py
 
 log "the JVM library's native runtime on arm64 Linux, under qemu-user with Debian's arm64 JRE"
 bash scripts/test-arm64.sh

@@ -48,9 +48,9 @@ import org.apache.kafka.storage.internals.log.VerificationGuard;
 import org.apache.kafka.storage.log.metrics.BrokerTopicStats;
 
 /**
- * Every topology the README names, through the published artifacts alone: a fan-in, a chain
- * with a local producer on every hop, a diamond whose paths lag each other across a leader
- * change, and two regions mirroring each other. Each cluster's partition is a Kafka log that
+ * Every topology mirrorpid-kafka's guide (its package Javadoc) names, through the published
+ * artifacts alone: a fan-in, a chain with a local producer on every hop, a diamond whose paths
+ * lag each other across a leader change, and two regions mirroring each other. Each cluster's partition is a Kafka log that
  * takes its own producers' batches as leader (every cluster's first producer is PID 0) and
  * mirrors its sources through a {@link MirrorLoop}. What a read_committed consumer of each
  * partition reads, by Kafka's aborted-transaction index, must be every committed record of
