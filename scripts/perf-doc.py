@@ -346,7 +346,7 @@ def t_partitions():
             cells.append("–" if not (one and two) else f"{ratio(two['score'], one['score'])} one thread's")
         rows.append([f"two threads, {int(parts):,} partitions: fetches a second"] + cells)
     return with_machine(memory, table(["per partition", "NATIVE (wasmtime, JNI)", "COMPILER (Chicory)"], rows),
-                        f", {memory['jdk']}; `{data['command']} partitions` for the times")
+                        f", {memory['jdk']}")
 
 
 TABLES = {
