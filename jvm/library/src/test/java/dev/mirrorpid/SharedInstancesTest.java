@@ -9,10 +9,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.IOException;
-import java.lang.management.ManagementFactory;
 import java.nio.ByteBuffer;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import org.apache.kafka.common.compress.Compression;
@@ -160,42 +157,24 @@ class SharedInstancesTest {
         for (int p = 0; p < warm; p++) {
             mappers.add(lead(module, p, fetch));
         }
-        long heap = heapUsed();
+        long heap = ProcessMemory.heapUsed();
         long linear = module.linearMemoryBytes();
-        long address = status("VmSize:");
+        long address = ProcessMemory.status("VmSize:");
         for (int p = warm; p < PARTITIONS; p++) {
             mappers.add(lead(module, p, fetch));
         }
-        long heapGrown = heapUsed() - heap;
+        long heapGrown = ProcessMemory.heapUsed() - heap;
         long linearGrown = module.linearMemoryBytes() - linear;
-        long addressGrown = status("VmSize:") - address;
+        long addressGrown = ProcessMemory.status("VmSize:") - address;
         int added = PARTITIONS - warm;
         long perPartition = (mode == MirrorPid.Mode.NATIVE ? heapGrown + linearGrown : heapGrown) / added;
         System.out.printf("%s: %d partitions, %d B a partition (heap %d B, linear memory %d B), "
                 + "address space +%d KiB, resident %d MiB%n", mode, PARTITIONS, perPartition, heapGrown / added,
-                linearGrown / added, addressGrown >> 10, status("VmRSS:") >> 20);
+                linearGrown / added, addressGrown >> 10, ProcessMemory.status("VmRSS:") >> 20);
         assertTrue(perPartition <= PARTITION_LIMIT_BYTES, mode + ": " + perPartition + " bytes a partition");
         assertTrue(addressGrown < 1L << 30, mode + ": the address space grew by " + (addressGrown >> 20) + " MiB");
         assertEquals(2, module.liveInstances());
         mappers.forEach(PidMapper::close);
         assertEquals(0, module.liveInstances());
-    }
-
-    /** The Java heap in use once garbage is collected. */
-    private static long heapUsed() {
-        for (int i = 0; i < 3; i++) {
-            System.gc();
-        }
-        return ManagementFactory.getMemoryMXBean().getHeapMemoryUsage().getUsed();
-    }
-
-    /** A size from {@code /proc/self/status}, in bytes. */
-    private static long status(String field) throws IOException {
-        for (String line : Files.readAllLines(Path.of("/proc/self/status"))) {
-            if (line.startsWith(field)) {
-                return Long.parseLong(line.substring(field.length()).trim().split("\\s+")[0]) << 10;
-            }
-        }
-        throw new IllegalStateException("no " + field + " in /proc/self/status");
     }
 }

@@ -2,10 +2,8 @@ package dev.mirrorpid.bench;
 
 import dev.mirrorpid.MirrorPid;
 import dev.mirrorpid.PidMapper;
+import dev.mirrorpid.ProcessMemory;
 import java.io.IOException;
-import java.lang.management.ManagementFactory;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -36,37 +34,19 @@ public final class PartitionMemory {
         for (int p = 0; p < warm; p++) {
             mappers.add(PartitionsBench.lead(module, p, fetch));
         }
-        long heap = heapUsed();
-        long resident = status("VmRSS:");
-        long virtual = status("VmSize:");
+        long heap = ProcessMemory.heapUsed();
+        long resident = ProcessMemory.status("VmRSS:");
+        long virtual = ProcessMemory.status("VmSize:");
         for (int p = warm; p < warm + partitions; p++) {
             mappers.add(PartitionsBench.lead(module, p, fetch));
         }
-        long heapGrown = heapUsed() - heap;
-        long residentGrown = status("VmRSS:") - resident;
-        long virtualGrown = status("VmSize:") - virtual;
+        long heapGrown = ProcessMemory.heapUsed() - heap;
+        long residentGrown = ProcessMemory.status("VmRSS:") - resident;
+        long virtualGrown = ProcessMemory.status("VmSize:") - virtual;
         System.out.printf("{\"mode\": \"%s\", \"partitions\": %d, \"heapBytes\": %d, \"residentBytes\": %d, "
                 + "\"addressBytes\": %d, \"jdk\": \"%s %s\"}%n", mode, partitions, heapGrown / partitions,
                 residentGrown / partitions, virtualGrown / partitions, System.getProperty("java.vm.name"),
                 System.getProperty("java.version"));
         mappers.forEach(PidMapper::close);
-    }
-
-    /** The Java heap in use once garbage is collected. */
-    private static long heapUsed() {
-        for (int i = 0; i < 3; i++) {
-            System.gc();
-        }
-        return ManagementFactory.getMemoryMXBean().getHeapMemoryUsage().getUsed();
-    }
-
-    /** A size from {@code /proc/self/status}, in bytes. */
-    private static long status(String field) throws IOException {
-        for (String line : Files.readAllLines(Path.of("/proc/self/status"))) {
-            if (line.startsWith(field)) {
-                return Long.parseLong(line.substring(field.length()).trim().split("\\s+")[0]) << 10;
-            }
-        }
-        throw new IllegalStateException("no " + field + " in /proc/self/status");
     }
 }
