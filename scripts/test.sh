@@ -17,6 +17,10 @@ log "cargo fmt --check"
 cargo fmt --all -- --check
 (cd fuzz && cargo fmt -- --check)
 
+log "the documentation names only what exists (paths, symbols, sections), and every file keeps its size"
+python3 scripts/docs-check.py
+python3 scripts/size-check.py
+
 log "cargo clippy (workspace, all targets, -D warnings)"
 cargo clippy --workspace --all-targets --features js,peer -- -D warnings
 # The broker module as it is built (wasm32, its allocator and the peer variant).
@@ -55,8 +59,6 @@ ensure_maven
 (cd jvm && mvn -B --no-transfer-progress install)
 python3 scripts/kafka-doc.py --check
 python3 scripts/perf-doc.py --check
-log "the documentation names only what exists (paths, symbols, sections)"
-python3 scripts/docs-check.py
 
 log "the JVM library's native runtime on arm64 Linux, under qemu-user with Debian's arm64 JRE"
 bash scripts/test-arm64.sh

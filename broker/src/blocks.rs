@@ -3,7 +3,7 @@
 //! live block is `BadPointer`, never a trap and never a write to memory
 //! the module did not hand out.
 
-use crate::state::{fail, Failure};
+use crate::failure::{fail, Failure};
 use mirrorpid::Code;
 
 /// A map kept as a vector sorted by key, searched by bisection: the module

@@ -29,22 +29,22 @@
 #![deny(missing_docs)]
 
 mod blocks;
+mod failure;
 mod output;
 mod reserve;
+mod rewrite;
 mod state;
 
+use failure::{address, bad_handle, count, fail, size, Failure};
 use output::{encode_records, headroom, output_info_ptr, publish};
-use state::{
-    address, bad_handle, call, call_allocating, count, fail, peek, size, Args, Failure, Parts,
-    Slot, State,
-};
+use rewrite::{rewrite, rewrite_slots, SourceArg};
+use state::{call, call_allocating, peek, Args, Slot};
 
 #[global_allocator]
 static ALLOCATOR: reserve::WithReserve = reserve::WithReserve;
 
-use mirrorpid::batch::{HeaderView, SLOT_BYTES};
-use mirrorpid::{Code, Mapper, MapperConfig, RewriteOptions, StateRecord};
-use mirrorpid_abi::{self as abi, ABI_VERSION, FLAG_COMPLETE, FLAG_STRICT_CRC};
+use mirrorpid::{Code, Mapper, MapperConfig, StateRecord};
+use mirrorpid_abi::{self as abi, ABI_VERSION};
 
 /// The ABI version ([`ABI_VERSION`]).
 #[no_mangle]
@@ -200,124 +200,6 @@ pub extern "C" fn mp_rewrite_headers_from(
 ) -> i32 {
     let (src, slots) = (SourceArg::Token(source), (slots_ptr, slot_count));
     call_allocating(|s| rewrite_slots(s, handle, src, slots, fetch_len, now_ms, flags))
-}
-
-/// Both header rewrites: `slot_count` slots at `slots_ptr`.
-#[inline(always)]
-fn rewrite_slots(
-    s: &mut State,
-    handle: i32,
-    src: SourceArg,
-    (slots_ptr, slot_count): (i32, i32),
-    fetch_len: i32,
-    now_ms: i64,
-    flags: i32,
-) -> Result<i32, Failure> {
-    // Too many slots for an i32 of bytes: a negative length, refused as a
-    // negative count is.
-    let slots_len = if slot_count > i32::MAX / SLOT_BYTES as i32 {
-        -1
-    } else {
-        slot_count.wrapping_mul(SLOT_BYTES as i32)
-    };
-    let slots = (slots_ptr, slots_len);
-    rewrite(s, handle, src, slots, Some(fetch_len), now_ms, flags)
-}
-
-/// The source cluster a rewrite names: its ID in a block, or a token from
-/// `mp_source`.
-#[derive(Clone, Copy)]
-enum SourceArg {
-    Block(i32, i32),
-    Token(i32),
-}
-
-/// Every rewrite: `block` is the fetch's bytes, or (with `fetch_len`) its
-/// header slots. The output is written before the rewrite commits, so that
-/// running out of memory for it changes nothing.
-#[inline(always)]
-fn rewrite(
-    s: &mut State,
-    handle: i32,
-    src: SourceArg,
-    block: (i32, i32),
-    fetch_len: Option<i32>,
-    now_ms: i64,
-    flags: i32,
-) -> Result<i32, Failure> {
-    if flags & !(FLAG_STRICT_CRC | FLAG_COMPLETE) != 0 {
-        return Err(bad_flags(flags));
-    }
-    let options = RewriteOptions {
-        strict_crc: flags & FLAG_STRICT_CRC != 0,
-        complete: flags & FLAG_COMPLETE != 0,
-        // The ABI reports no batch outcome.
-        outcomes: false,
-    };
-    let fetch_len = match fetch_len {
-        Some(n) => Some(size(n, "fetch length")?),
-        None => None,
-    };
-    let (source, slot, buf) = match src {
-        SourceArg::Block(ptr, len) => {
-            let Args { source, slot, buf } = s.args(handle, (ptr, len), block)?;
-            (source, slot.parts(), buf)
-        }
-        SourceArg::Token(token) => {
-            let (slot, buf) = s.slot_and_block(handle, block)?;
-            let (parts, sources) = slot.split();
-            let i = (token as u32 as usize).wrapping_sub(1);
-            let Some(source) = sources.get(i) else {
-                return Err(bad_token(handle, token));
-            };
-            (source, parts, buf)
-        }
-    };
-    let Parts {
-        mapper,
-        output,
-        snapshot_required,
-    } = slot;
-    // Each batch (header slot) can make a binding and a record (about
-    // 300 bytes and three copies of the source's ID); a batch takes 61
-    // bytes or more, a slot SLOT_BYTES. A small fetch from a source of
-    // a usual name needs no look.
-    let id_len = source.as_str().len();
-    if buf.len() > 4096 || id_len > 1024 {
-        let per = if fetch_len.is_some() { SLOT_BYTES } else { 61 };
-        headroom((buf.len() / per + 1).saturating_mul(320 + 3 * id_len))?;
-    }
-    let call = mapper.begin(now_ms);
-    let mut view;
-    let rewrite = match fetch_len {
-        Some(n) => {
-            view = HeaderView::new(buf, n)?;
-            call.rewrite_headers(source, &mut view, options)?
-        }
-        None => call.rewrite(source, buf, options)?,
-    };
-    encode_records(rewrite.records(), output)?;
-    *snapshot_required = rewrite.snapshot_required();
-    let consumed = count(rewrite.consumed())?;
-    rewrite.finish();
-    publish(output, *snapshot_required);
-    Ok(consumed)
-}
-
-/// The failure of a token the mapper never gave out.
-#[cold]
-#[inline(never)]
-fn bad_token(handle: i32, token: i32) -> Failure {
-    fail(
-        Code::BadArgument,
-        format_args!("mapper {handle} gave out no source token {token} (mp_source)"),
-    )
-}
-
-/// The failure of unknown flag bits.
-#[inline(never)]
-fn bad_flags(flags: i32) -> Failure {
-    fail(Code::BadArgument, format_args!("flags {flags:#x}"))
 }
 
 /// Maps one PID from source cluster [src_ptr, +src_len) at `now_ms`, as a

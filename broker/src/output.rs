@@ -2,8 +2,8 @@
 //! snapshots), and the 12 bytes of `mp_output_info` that say where the
 //! last one is, which the host reads without a call.
 
+use crate::failure::{fail, Failure};
 use crate::reserve;
-use crate::state::{fail, Failure};
 use mirrorpid::{Code, Error, StateRecord};
 use mirrorpid_abi::{self as abi, OutputInfo};
 use std::cell::Cell;
