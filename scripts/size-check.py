@@ -20,7 +20,6 @@ TEST_LIMIT = 600
 
 # Over their limit today, with the most lines each may have until it is split.
 OVER = {
-    "src/mapper/table.rs": 486,
     "src/js/args.rs": 463,
     "src/js/mod.rs": 489,
     "tests/web.rs": 720,

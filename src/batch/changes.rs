@@ -7,7 +7,7 @@ use serde::Serialize;
 
 use super::{be, put, ControlType, CRC_OFFSET, PRODUCER_ID_OFFSET};
 use crate::error::Result;
-use crate::mapper::table::room;
+use crate::vec::room;
 
 /// What a rewrite names when there is no memory for its writes.
 const RESULTS: &str = "a rewrite's results";

@@ -7,12 +7,13 @@
 //! `ProducerAppendInfo` have the same shape.
 
 use super::stage::{Savepoint, Stage};
-use super::table::{self, room, Binding, Wire, RECORDED, STAGE_SAVED, TXN_OPEN};
+use super::table::{self, Binding, Wire, RECORDED, STAGE_SAVED, TXN_OPEN};
 use super::{collision_of, key, Collision, Durability, MapOutcome, Mapper, Source, SourceCluster};
 use crate::batch::{Changes, PidWrite};
 use crate::error::{invariant_broken, Error, Result};
 use crate::pid;
 use crate::record::{StateRecord, StateValue};
+use crate::vec::room;
 
 /// One all-or-nothing call on a [`Mapper`], made by [`Mapper::begin`].
 ///

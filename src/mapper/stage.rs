@@ -7,10 +7,11 @@
 //! a list of saved states undoes the rest. The mapper refuses the calls
 //! that remove bindings (expiry, records) while a stage is open.
 
-use super::table::{room, Binding, Table, STAGE_SAVED};
+use super::table::{Binding, Table, STAGE_SAVED};
 use super::Mapper;
 use crate::error::{Error, Result};
 use crate::record::StateRecord;
+use crate::vec::room;
 
 /// What the table looked like at one point, and how to get back there.
 #[derive(Debug, Default)]

@@ -18,8 +18,8 @@ use crate::batch::{
     CONTROL, HEADER_LEN, PRODUCER_ID_OFFSET, TRANSACTIONAL,
 };
 use crate::error::{Error, Result};
-use crate::mapper::table::room;
 use crate::mapper::{Call, SourceCluster, Wire};
+use crate::vec::room;
 
 /// What a rewrite names when there is no memory for its results.
 const RESULTS: &str = "a rewrite's results";
