@@ -26,6 +26,7 @@ mod build;
 mod convert;
 mod fast;
 mod functions;
+mod rewrite;
 
 pub use build::use_plain_results;
 pub use functions::*;
@@ -58,7 +59,7 @@ pub struct PidMapper {
     /// The checked path's copy of the caller's bytes, below
     /// [`HEADERS_FROM`].
     scratch: Vec<u8>,
-    /// The checked path's header slots ([`gathering`]), and their entries'
+    /// The checked path's header slots ([`PidMapper::gathering`]), and their entries'
     /// offsets where a call into JS gathered each.
     slots: Vec<u8>,
     offsets: Vec<usize>,
@@ -69,190 +70,6 @@ pub struct PidMapper {
     fast_source: KnownSource,
     /// The error of the fast path's last rewrite, until JS asks for it.
     fast_error: Option<crate::Error>,
-}
-
-/// From this many bytes, the checked path (`rewriteBatches`, and
-/// `rewriteBatchesInPlace` beside its fast path) copies only each batch's
-/// header window into the module, and 12 bytes a changed batch back
-/// (`mp_rewrite_headers`' way), whatever the batches' size, so that no
-/// mapper keeps a copy of a larger fetch between calls. Below it, it does
-/// so only where the batches are large on average (`fast::WINDOWS_FROM`).
-const HEADERS_FROM: usize = 64 << 10;
-
-/// How the checked path gathers the header windows of the caller's array.
-#[derive(Debug, Clone, Copy)]
-enum Gathering {
-    /// By the builders in one call, into this many slots.
-    Builders(u32),
-    /// A call into JS a window (no builders).
-    Calls,
-}
-
-/// How the checked path gathers the header windows of `view` (from
-/// [`HEADERS_FROM`] bytes, and with the builders also where the batches are
-/// large on average), or `None` where it copies every byte instead (always
-/// for a strict CRC check, which needs the records).
-fn gathering(view: &Uint8Array, opts: RewriteOptions) -> Option<Gathering> {
-    if opts.strict_crc {
-        return None;
-    }
-    let large = view.length() as usize >= HEADERS_FROM;
-    match build::with(|b| b.slots_of(view, large)) {
-        Some(0) => None,
-        Some(slots) => Some(Gathering::Builders(slots)),
-        None => large.then_some(Gathering::Calls),
-    }
-}
-
-/// The options of both rewrites (`RewriteOptions` in `types.d.ts`).
-fn rewrite_options(options: Option<JsValue>) -> Result<RewriteOptions, JsError> {
-    let o: RewriteOpts = args::options(
-        options.unwrap_or(JsValue::UNDEFINED),
-        "rewriteBatches options",
-    )?;
-    Ok(RewriteOptions {
-        strict_crc: o.strict_crc,
-        complete: o.complete,
-        outcomes: o.outcomes,
-    })
-}
-
-impl PidMapper {
-    /// Both rewrites' copying path: the fetch copied into `scratch`,
-    /// rewritten there, its result in `done`.
-    fn rewrite_scratch(
-        &mut self,
-        source: &str,
-        now: i64,
-        opts: RewriteOptions,
-    ) -> Result<(), JsError> {
-        let rewrite = self
-            .inner
-            .begin(now)
-            .rewrite(source, &mut self.scratch, opts)
-            .map_err(js_err)?;
-        self.done.keep(rewrite, true);
-        Ok(())
-    }
-
-    /// `rewriteBatchesInPlace` of a fetch through its headers: each entry's
-    /// window read from `view` (the caller's array, read through the
-    /// intrinsic getters) into a slot ([`Gathering`]), the
-    /// slots rewritten (the same checks, mappings, records and outcomes as
-    /// on the whole fetch, `Mapper::rewrite_headers_into`), and each
-    /// changed batch's CRC and producer ID written into the array. A
-    /// strict CRC check needs the records, so it takes the copying path.
-    fn rewrite_headers_in_place(
-        &mut self,
-        source: &str,
-        view: &Uint8Array,
-        now: i64,
-        opts: RewriteOptions,
-        gathering: Gathering,
-    ) -> Result<(), JsError> {
-        let len = view.length() as usize;
-        let by_builders = match gathering {
-            Gathering::Builders(slots) => {
-                let size = (slots as usize).saturating_mul(SLOT_BYTES);
-                self.slots.clear();
-                self.slots.try_reserve(size).map_err(|_| {
-                    js_err(crate::Error::OutOfMemory {
-                        what: "the header slots",
-                    })
-                })?;
-                self.slots.resize(size, 0);
-                let base = self.slots.as_mut_ptr() as u32;
-                let filled = build::with(|b| b.gather(view, base, slots)).ok_or_else(|| {
-                    convert::invalid("the builders that counted the slots are gone".to_owned())
-                })?;
-                self.slots.truncate(filled as usize * SLOT_BYTES);
-                true
-            }
-            Gathering::Calls => {
-                let read = |pos: usize, window: &mut [u8]| {
-                    view.subarray(pos as u32, (pos + window.len()) as u32)
-                        .copy_to(window)
-                };
-                gather_with(len, usize::MAX, &mut self.slots, &mut self.offsets, read)
-                    .map_err(js_err)?;
-                false
-            }
-        };
-        let mut headers = HeaderView::new(&mut self.slots, len).map_err(js_err)?;
-        let mut headers = headers.reborrow();
-        let rewrite = self
-            .inner
-            .begin(now)
-            .rewrite_headers(source, &mut headers, opts)
-            .map_err(js_err)?;
-        self.done.keep(rewrite, true);
-        if by_builders {
-            // The builders that gathered the slots, with no JS run since.
-            let (info, base) = (self.done.info_address(), self.slots.as_ptr() as u32);
-            build::with(|b| b.write_back(view, info, base));
-            return Ok(());
-        }
-        for (at, crc, pid) in changed_slots(&self.slots, &self.offsets) {
-            for (start, part) in [(at + CRC_OFFSET, crc), (at + PRODUCER_ID_OFFSET, pid)] {
-                view.subarray(start as u32, (start + part.len()) as u32)
-                    .copy_from(part);
-            }
-        }
-        Ok(())
-    }
-
-    /// `rewriteBatchesInPlace` once its source, time and options are read:
-    /// the bytes checked, then rewritten through their headers or on a
-    /// copy.
-    fn in_place(
-        &mut self,
-        source: (JsValue, String),
-        bytes: &JsValue,
-        now: i64,
-        opts: RewriteOptions,
-    ) -> Result<JsValue, JsError> {
-        let Some(array) = bytes.dyn_ref::<Uint8Array>() else {
-            return Err(convert::invalid("bytes must be a Uint8Array".to_owned()));
-        };
-        let view = args::plain_view(array)?;
-        let bytes: &Uint8Array = bytes.unchecked_ref();
-        // Whether the rewrite ran on a copy, which then goes back.
-        let headers = view.as_ref().and_then(|v| Some((v, gathering(v, opts)?)));
-        let copied = match headers {
-            Some((v, gathering)) => self
-                .rewrite_headers_in_place(&source.1, v, now, opts, gathering)
-                .map(|()| false),
-            None => args::copy_view(view.as_ref(), &mut self.scratch)
-                .and_then(|()| self.rewrite_scratch(&source.1, now, opts))
-                .map(|()| true),
-        };
-        self.source.keep(source);
-        // Only what was consumed changed (the rest is a truncated tail); the
-        // header path wrote the batches' CRCs and PIDs already.
-        let copy = match copied? {
-            true => &self.scratch[..self.done.consumed()],
-            false => &[][..],
-        };
-        let out = convert::Output::InPlace {
-            bytes,
-            view: view.as_ref(),
-            copy,
-        };
-        convert::rewrite_to_js(out, &mut self.done)
-    }
-
-    fn wrap(inner: Mapper) -> PidMapper {
-        PidMapper {
-            inner,
-            done: build::Done::default(),
-            scratch: Vec::new(),
-            slots: Vec::new(),
-            offsets: Vec::new(),
-            source: args::LastSource::default(),
-            fast_source: KnownSource::new(),
-            fast_error: None,
-        }
-    }
 }
 
 #[wasm_bindgen]
@@ -313,7 +130,7 @@ impl PidMapper {
     ) -> Result<JsValue, JsError> {
         let source = self.source.take(&source_cluster_id)?;
         let now = int64(&now_ms, "nowMs")?;
-        let opts = rewrite_options(options)?;
+        let opts = PidMapper::rewrite_options(options)?;
         let Some(array) = input.dyn_ref::<Uint8Array>() else {
             return Err(convert::invalid("input must be a Uint8Array".to_owned()));
         };
@@ -322,7 +139,10 @@ impl PidMapper {
         // returns, rewritten there through its headers as
         // `rewriteBatchesInPlace` rewrites the caller's (the records never
         // enter the module); otherwise the copy in and out of the module.
-        if let Some((v, gathering)) = view.as_ref().and_then(|v| Some((v, gathering(v, opts)?))) {
+        if let Some((v, gathering)) = view
+            .as_ref()
+            .and_then(|v| Some((v, PidMapper::gathering(v, opts)?)))
+        {
             let out = v.slice(0, v.length());
             let done = self.rewrite_headers_in_place(&source.1, &out, now, opts, gathering);
             self.source.keep(source);
@@ -367,7 +187,7 @@ impl PidMapper {
         // them, before either path runs.
         let source = self.source.take(&source_cluster_id)?;
         let now = int64(&now_ms, "nowMs")?;
-        let opts = rewrite_options(options)?;
+        let opts = PidMapper::rewrite_options(options)?;
         self.in_place(source, &bytes, now, opts)
     }
 
