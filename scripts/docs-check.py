@@ -25,9 +25,14 @@ import sys
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 
-# Written by the build or a tool, never tracked: named, not checked.
-GENERATED = ("dist/", "target/", "www/pkg/", "node_modules/", "jvm/.mvn/", "fuzz/corpus/", "fuzz/artifacts/",
-             "www/node_modules/", "tests/e2e/screenshots/", "~/")
+# Written by the build or a tool, never tracked: named, not checked (a path with one of these
+# directories in it, or under one of these prefixes).
+GENERATED_DIRS = {"dist", "target", "node_modules", "pkg", ".mvn", "screenshots", "artifacts"}
+GENERATED = ("fuzz/corpus/", "~/")
+
+
+def generated(ref):
+    return ref.startswith(GENERATED) or any(part in GENERATED_DIRS for part in ref.rstrip("/").split("/"))
 EXTENSIONS = "rs|java|js|mjs|ts|md|py|sh|toml|json|html|css|xml|wasm|tsv|png|yml|yaml"
 PATH = re.compile(r"`([A-Za-z0-9_.~/-]+\.(?:" + EXTENSIONS + r")|[A-Za-z0-9_.-]+(?:/[A-Za-z0-9_.-]+)+/?)"
                   r"(?::([A-Za-z_][A-Za-z0-9_]*))?`")
@@ -93,7 +98,7 @@ def main():
         for m in PATH.finditer(prose):
             ref, symbol = m.group(1), m.group(2)
             line = prose[: m.start()].count("\n") + 1
-            if ref.startswith(GENERATED) or "*" in ref or ref.startswith(("http", "-", ".")):
+            if generated(ref) or "*" in ref or ref.startswith(("http", "-", ".")):
                 continue
             if "/" not in ref.rstrip("/"):
                 if ref not in names:
