@@ -18,12 +18,9 @@ is named without being checked. Also the limits (LIMITS): the README at most
 250 with what the figures mean first. Exit status 1, with each broken reference,
 when any does not resolve.
 """
-import pathlib
 import re
-import subprocess
-import sys
 
-ROOT = pathlib.Path(__file__).resolve().parent.parent
+from repo_checks import ROOT, fail_if, tracked
 
 # Written by the build or a tool, never tracked: named, not checked (a path with one of these
 # directories in it, or under one of these prefixes).
@@ -37,11 +34,6 @@ EXTENSIONS = "rs|java|js|mjs|ts|md|py|sh|toml|json|html|css|xml|wasm|tsv|png|yml
 PATH = re.compile(r"`([A-Za-z0-9_.~/-]+\.(?:" + EXTENSIONS + r")|[A-Za-z0-9_.-]+(?:/[A-Za-z0-9_.-]+)+/?)"
                   r"(?::([A-Za-z_][A-Za-z0-9_]*))?`")
 SECTION = re.compile(r'`([A-Za-z0-9_./-]+\.md)`(?:,\s*|\'s\s+|\s+\()"([^"]+)"')
-
-
-def tracked():
-    out = subprocess.run(["git", "ls-files"], cwd=ROOT, capture_output=True, text=True, check=True).stdout
-    return [pathlib.PurePosixPath(p) for p in out.splitlines()]
 
 
 def documents(files):
@@ -116,11 +108,7 @@ def main():
                 broken.append(f"{rel}: `{ref}` does not exist")
             elif not any(h == section or h.startswith(section + ",") for h in headings(path)):
                 broken.append(f'{rel}: `{ref}` has no section "{section}"')
-    if broken:
-        print("error: the documentation names what does not exist:", file=sys.stderr)
-        for b in broken:
-            print("  " + b, file=sys.stderr)
-        sys.exit(1)
+    fail_if(broken, "the documentation names what does not exist, or outgrew its length")
     print(f"docs-check: every reference in {len(documents(files))} documents resolves")
 
 

@@ -9,11 +9,7 @@ lines each may have; one may only shrink (lower its figure when it does, and
 drop it once it is within the limit), so that no file grows past the limit
 unnoticed. Exit status 1, naming each file, when one is over.
 """
-import pathlib
-import subprocess
-import sys
-
-ROOT = pathlib.Path(__file__).resolve().parent.parent
+from repo_checks import ROOT, fail_if, tracked
 CODE = {".rs", ".java", ".js", ".mjs", ".ts", ".py", ".sh", ".css", ".html"}
 SOURCE_LIMIT = 450
 TEST_LIMIT = 600
@@ -34,10 +30,9 @@ def is_test(path):
 
 
 def main():
-    out = subprocess.run(["git", "ls-files"], cwd=ROOT, capture_output=True, text=True, check=True).stdout
     broken = []
-    for name in out.splitlines():
-        path = pathlib.PurePosixPath(name)
+    for path in tracked():
+        name = str(path)
         if path.suffix not in CODE or (ROOT / name).is_symlink() or not (ROOT / name).exists():
             continue
         if name.startswith(("tests/consumers/", "www/pkg/")) or "/fixtures/" in name:
@@ -49,11 +44,7 @@ def main():
     for name in OVER:
         if not (ROOT / name).exists():
             broken.append(f"{name} is listed in scripts/size-check.py's OVER but does not exist")
-    if broken:
-        print("error: files over their size (split them; scripts/size-check.py says why):", file=sys.stderr)
-        for b in broken:
-            print("  " + b, file=sys.stderr)
-        sys.exit(1)
+    fail_if(broken, "files over their size (split them; scripts/size-check.py says why)")
     print(f"size-check: every source file within {SOURCE_LIMIT} lines, every test within {TEST_LIMIT}, "
           f"{len(OVER)} listed to shrink")
 
