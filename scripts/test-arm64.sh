@@ -16,7 +16,7 @@ ensure_arm64_jre
 # The published jar carries both native libraries.
 jar=$(python3 - <<'PY'
 import glob, sys, zipfile
-jars = [j for j in glob.glob("jvm/library/target/mirrorpid-jvm-*.jar") if not j.endswith(("-sources.jar", "-javadoc.jar"))]
+jars = [j for j in glob.glob("jvm/library/target/mirrorpid-jvm-*.jar") if not j.endswith(("-sources.jar", "-javadoc.jar", "-tests.jar"))]
 if len(jars) != 1:
     sys.exit(f"error: expected one mirrorpid-jvm jar in jvm/library/target, found {jars} (mvn install in jvm/ first)")
 names = set(zipfile.ZipFile(jars[0]).namelist())
