@@ -111,10 +111,6 @@ final class SharedInstance {
 
     /** The failure a status names, with the module's message (read before any other call). */
     MirrorPidException failure(int status) {
-        return failure(instance, status);
-    }
-
-    static MirrorPidException failure(ModuleInstance instance, int status) {
         int p = instance.call(Export.LAST_ERROR_PTR);
         int n = instance.call(Export.LAST_ERROR_LEN);
         String message = new String(instance.memory().readBytes(p, n), StandardCharsets.UTF_8);

@@ -7,6 +7,7 @@ import dev.mirrorpid.StateRecord;
 import java.nio.ByteBuffer;
 import java.util.List;
 import java.util.Objects;
+import java.util.function.Function;
 import java.util.function.Supplier;
 
 /**
@@ -33,47 +34,36 @@ final class RecoveringMapper {
     }
 
     RewriteResult rewrite(String path, ByteBuffer buffer, long nowMs) {
-        try {
-            return mapper.rewrite(path, buffer, nowMs);
-        } catch (ModuleTrappedException e) {
-            return recovered(e).rewrite(path, buffer, nowMs);
-        }
+        return recovering(m -> m.rewrite(path, buffer, nowMs));
     }
 
     /**
      * Confirms the pending bindings, their records committed; a mapper recovered instead holds
-     * them confirmed, from those records.
+     * them confirmed already, from those records, and confirms none.
      */
     void confirm() {
-        try {
-            mapper.confirm();
-        } catch (ModuleTrappedException e) {
-            recovered(e);
-        }
+        recovering(PidMapper::confirm);
     }
 
-    /** Takes back the pending bindings; a recovered mapper has none. */
+    /** Takes back the pending bindings; a recovered mapper has none to take back. */
     void abort() {
-        try {
-            mapper.abort();
-        } catch (ModuleTrappedException e) {
-            recovered(e);
-        }
+        recovering(PidMapper::abort);
     }
 
     byte[] snapshot() {
-        try {
-            return mapper.snapshot();
-        } catch (ModuleTrappedException e) {
-            return recovered(e).snapshot();
-        }
+        return recovering(PidMapper::snapshot);
     }
 
     List<StateRecord> expire(long nowMs) {
+        return recovering(m -> m.expire(nowMs));
+    }
+
+    /** {@code call} on the mapper, and once more on a recovered one if the instance failed. */
+    private <T> T recovering(Function<PidMapper, T> call) {
         try {
-            return mapper.expire(nowMs);
+            return call.apply(mapper);
         } catch (ModuleTrappedException e) {
-            return recovered(e).expire(nowMs);
+            return call.apply(recovered(e));
         }
     }
 
