@@ -2,7 +2,8 @@
 # The timed benchmarks of docs/PERFORMANCE.md but the JVM's
 # (scripts/bench-jvm.sh): the rewrite beside the naive peer natively and in
 # wasmtime (with the bench-only module that exports the peer), the mapper,
-# hash flooding and scaling (criterion), and the JS API in Node. Their
+# hash flooding and scaling (criterion), and the JS API in Node beside
+# the naive Node rewrite. Their
 # figures go to docs/perf/ (criterion.json, node.json) and the tables are
 # written from them (scripts/perf-doc.py). About 20 minutes; run it on a
 # quiet machine.
@@ -28,7 +29,8 @@ log "cargo bench: mapper, hash flooding"
 cargo bench --bench mapper
 cargo bench --bench adversary
 python3 scripts/perf-doc.py collect criterion target/criterion
-log "node: the JS API beside the module's C ABI"
+log "node: the JS API beside the naive rewrite a Node user would write (@node-rs/crc32 from npm, and a JS table)"
+(cd benches && npm ci --no-audit --no-fund --loglevel=error)
 node_json=$(mktemp)
 trap 'rm -f "$node_json"' EXIT
 node benches/node.mjs --json "$node_json"

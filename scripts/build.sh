@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds every WASM artifact named in wasm-pack.toml: the wasm-bindgen
 # bundles (www/pkg for the playground, dist/node for Node) and the broker
-# module (dist/mirrorpid_broker.wasm), each optimized with binaryen's
+# module (dist/mirrorpid_broker.wasm), after the files generated from Rust
+# (scripts/generate.sh), each optimized with binaryen's
 # wasm-opt (the bundles -Oz, the module -O3), and checks the module's size
 # budget; the JVM library's native runtime (dist/native/); then the
 # module's release artifact (dist/release/: versioned name, SHA-256,
@@ -12,6 +13,11 @@ enter_root
 ensure_wasm_target
 ensure_wasm_tools
 ensure_wasm_opt
+
+# CI checks the generated files (the native tests) instead of writing them.
+if [ "${CI:-}" != true ]; then
+  bash scripts/generate.sh
+fi
 
 while read -r name target out features; do
   log "wasm-pack build: bundle '$name' ($target -> $out)"

@@ -15,7 +15,8 @@ backticked reference must resolve:
 What the build writes (dist/, target/, www/pkg/, node_modules/ and the like)
 is named without being checked. Also the limits (LIMITS): the README at most
 200 lines with the two commands in its first 40, docs/PERFORMANCE.md at most
-250 with what the figures mean first. Exit status 1, with each broken reference,
+250 with what the figures mean first and at most three sentences of prose under
+each of its tables. Exit status 1, with each broken reference,
 when any does not resolve.
 """
 import re
@@ -66,8 +67,25 @@ LIMITS = [("README.md", 200, "scripts/test.sh      # run every test", 40),
           ("docs/PERFORMANCE.md", 250, "## What the figures mean for you", 20)]
 
 
-def limits():
+# At most this many sentences of prose under a table of docs/PERFORMANCE.md, before the next
+# table or heading: design reasons go beside the code they explain.
+MOST_SENTENCES_UNDER_A_TABLE = 3
+
+
+def prose_under_tables(name="docs/PERFORMANCE.md"):
     broken = []
+    parts = re.split(r"^<!-- /perf:([\w-]+) -->$", (ROOT / name).read_text(), flags=re.M)
+    for table, after in zip(parts[1::2], parts[2::2]):
+        prose = re.split(r"^(?:#|<!-- perf:|\|)", after, maxsplit=1, flags=re.M)[0]
+        sentences = len(re.findall(r"[.!?](?:\s|$)", re.sub(r"`[^`]*`|\be\.g\.|\bi\.e\.", "", prose)))
+        if sentences > MOST_SENTENCES_UNDER_A_TABLE:
+            broken.append(f"{name}: {sentences} sentences under the table {table}, over "
+                          f"{MOST_SENTENCES_UNDER_A_TABLE}")
+    return broken
+
+
+def limits():
+    broken = prose_under_tables()
     for name, most, text, by in LIMITS:
         lines = (ROOT / name).read_text().splitlines()
         if len(lines) > most:

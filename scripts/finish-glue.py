@@ -9,7 +9,8 @@
    `__wbindgen_throw` import) says `BadHandle: …` for that message and
    passes every other through.
 2. Appends `rewriteBatchesInPlace`'s fast path (`src/js/fast.js`, with the
-   builders of `src/js/builders.js` inside it), which replaces the glue's
+   builders of `src/js/builders.js` inside it, after the constants of
+   `src/js/layout.js`, as `src/js/build.rs` makes them), which replaces the glue's
    method and keeps it as the checked path.
 
 It fails unless it finds the throw helper, the `PidMapper` class and the
@@ -45,7 +46,9 @@ for needed in (r"^(export )?class PidMapper \{$", r"^(let wasm = |let wasmModule
         sys.exit(f"{path}: the glue does not have one line matching {needed!r}")
 root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "src", "js")
 fast = open(os.path.join(root, "fast.js"), encoding="utf-8").read()
-builders = open(os.path.join(root, "builders.js"), encoding="utf-8").read()
+builders = "".join(
+    open(os.path.join(root, name), encoding="utf-8").read() for name in ("layout.js", "builders.js")
+)
 slot = "  /* src/js/builders.js */\n"
 if fast.count(slot) != 1:
     sys.exit("src/js/fast.js: the place for the builders is not there once")

@@ -139,9 +139,9 @@ def fmt_ns(ns):
 
 
 def ratio(a, b):
-    """a / b, as a multiple, or as a fraction when far below 1."""
+    """a / b, as a multiple: two decimals, two significant digits below 0.1 (one format in every table)."""
     r = a / b
-    return f"1/{b / a:.0f}" if r < 0.095 else f"{r:.2f}x"
+    return f"{r:.2g}x" if r < 0.095 else f"{r:.2f}x"
 
 
 def table(header, rows, align=None):
@@ -203,28 +203,15 @@ def t_node():
     data = load("node")
     r = data["results"]
     rows = []
-    for key, label in [("rewriteBatchesInPlace 1000", "rewriteBatchesInPlace, a 1000-batch fetch, per batch"),
-                       ("rewriteBatchesInPlace bare 1000",
-                        "rewriteBatchesInPlace, `{ outcomes: false }`, the same fetch, per batch"),
-                       ("rewriteBatches 1000", "rewriteBatches, a 1000-batch fetch, per batch"),
-                       ("mp_rewrite 1000", "mp_rewrite, the same fetch, per batch")]:
-        if key in r:
-            rows.append([label, fmt_ns(r[key]), ratio(r[key], r["mp_rewrite 1000"])])
-    calls = [("rewriteBatchesInPlace", "rewriteBatchesInPlace"),
-             ("rewriteBatchesInPlace bare", "rewriteBatchesInPlace, `{ outcomes: false }`"),
-             ("rewriteBatches", "rewriteBatches")]
-    # Each work's calls beside mp_rewrite of the same: the 1 MiB fetch, then one batch of each size
-    # with the floor.
-    works = [("1MiB of 1KiB", "a 1 MiB fetch of 1 KiB batches, per batch", [("mp_rewrite", "mp_rewrite")])]
-    works += [(size, f"one batch of {SIZE_NAMES[size]}",
-               [("mp_rewrite least JS", "the floor: mp_rewrite + the least JS an in-place call does")])
-              for size in SIZES]
-    for work, what, last in works:
-        for call, label in calls + last:
-            key = f"{call} {work}"
-            if key in r:
-                rows.append([f"{label}, {what}", fmt_ns(r[key]), ratio(r[key], r[f"mp_rewrite {work}"])])
-    return with_machine(data, table(["call", "cost", "÷ mp_rewrite of the same"], rows), f", Node {data['node']}")
+    for key, what in [("256B", "one batch of 256 B"), ("1KiB", "one batch of 1 KiB"),
+                      ("16KiB", "one batch of 16 KiB"), ("64KiB", "one batch of 64 KiB"),
+                      ("1MiB", "one batch of 1 MiB"), ("1000x1KiB", "a fetch of 1,000 batches of 1 KiB")]:
+        ours, fast, slow = (r[f"{call} {key}"] for call in ("rewriteBatchesInPlace", "naive node-rs", "naive table"))
+        rows.append([what, fmt_ns(ours), fmt_ns(r[f"rewriteBatchesInPlace bare {key}"]), fmt_ns(fast),
+                     fmt_ns(slow), ratio(ours, fast), ratio(ours, slow)])
+    header = ["a call rewriting", "rewriteBatchesInPlace", "the same, `{ outcomes: false }`",
+              "naive, @node-rs/crc32", "naive, JS table", "÷ naive, @node-rs/crc32", "÷ naive, JS table"]
+    return with_machine(data, table(header, rows), f", Node {data['node']}")
 
 
 def jmh_find(results, bench, **params):

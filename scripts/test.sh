@@ -42,8 +42,8 @@ fi
 log "the generated 50-cluster preset is what its script writes"
 python3 scripts/gen-fleet-preset.py --check
 
-log "native tests: core, broker ABI, command line"
-cargo test -p mirrorpid -p mirrorpid-broker -p mirrorpid-cli --features mirrorpid/js
+log "native tests: core, broker ABI, command line; the files generated from Rust are what it writes"
+cargo test -p mirrorpid -p mirrorpid-abi -p mirrorpid-broker -p mirrorpid-cli --features mirrorpid/js
 
 log "memory per producer at 1 M and 10 M (release build)"
 cargo test --release -p mirrorpid --test memory

@@ -197,8 +197,94 @@ pub fn is_mirrored(pid: i64) -> bool {
     PidSpace::of(pid) == PidSpace::Mirrored
 }
 
+/// How a cluster's producers come to carry a region.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub enum Via {
+    /// Its own producers, mapped at a salt: its ID's region at that salt.
+    Local,
+    /// Producers mirrored from it and salted by a later hop: its salt-0
+    /// region's region at that salt.
+    Mirrored,
+}
+
+/// One way a cluster's producers carry a region.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct RegionOwner<'a> {
+    /// The cluster's ID.
+    pub cluster: &'a str,
+    /// The salt.
+    pub salt: u8,
+    /// How.
+    pub via: Via,
+}
+
+/// Whose producers a mapped PID's `region` may be: every way one of
+/// `clusters` carries it, at every salt a mapper probes, each cluster in
+/// turn and salts in order. What `pid decode --clusters` prints and the
+/// playground's decoder shows; empty when none of them does.
+///
+/// ```
+/// use mirrorpid::pid::{owners, region_of, Via};
+/// let region = region_of(mirrorpid::map_pid("A", 5, 3).unwrap());
+/// let found = owners(region, ["B", "A"]);
+/// assert_eq!((found[0].cluster, found[0].salt, found[0].via), ("A", 3, Via::Local));
+/// ```
+pub fn owners<'a>(
+    region: u32,
+    clusters: impl IntoIterator<Item = &'a str>,
+) -> Vec<RegionOwner<'a>> {
+    let mut found = Vec::new();
+    for cluster in clusters {
+        let home = self::region(Origin::Cluster(cluster), 0);
+        for salt in 0..MAX_PROBES {
+            let s = u64::from(salt);
+            if self::region(Origin::Cluster(cluster), s) == region {
+                found.push(RegionOwner {
+                    cluster,
+                    salt,
+                    via: Via::Local,
+                });
+            }
+            if salt > 0 && self::region(Origin::Region(home), s) == region {
+                found.push(RegionOwner {
+                    cluster,
+                    salt,
+                    via: Via::Mirrored,
+                });
+            }
+        }
+    }
+    found
+}
+
 #[cfg(test)]
 mod tests {
+    use super::*;
+
+    #[test]
+    fn owners_name_each_cluster_salt_and_way_a_region_is_carried() {
+        // Mirrored from A (salt 0), then salted again at 9 by a later hop.
+        let home = region_of(map_pid("A", 7, 0).unwrap());
+        let resalted = map_pid("B", compose(home, 7), 9).unwrap();
+        let found = owners(region_of(resalted), ["B", "A"]);
+        let mirrored = RegionOwner {
+            cluster: "A",
+            salt: 9,
+            via: Via::Mirrored,
+        };
+        assert!(found.contains(&mirrored), "{found:?}");
+        assert!(found
+            .iter()
+            .all(|o| o.cluster == "A" || o.via == Via::Local));
+        // Salt 0 is never "mirrored": a hop keeping a region is no salt.
+        let at_home = owners(home, ["A"]);
+        assert_eq!(at_home[0].salt, 0);
+        assert!(at_home.iter().all(|o| o.salt > 0 || o.via == Via::Local));
+        assert!(owners(home, ["B"]).iter().all(|o| o.cluster == "B"));
+        assert!(owners(home, std::iter::empty()).is_empty());
+    }
+
     #[test]
     fn shared_region_probability_matches_the_design_table() {
         // docs/DESIGN.md: N=10 -> 1.1e-5, N=100 -> 1.2e-3, N=1000 -> 0.11.
@@ -208,8 +294,6 @@ mod tests {
         }
         assert_eq!(super::shared_region_probability(1), 0.0);
     }
-
-    use super::*;
 
     #[test]
     fn spec_example() {

@@ -9,6 +9,9 @@
 
 #![deny(missing_docs)]
 
+#[cfg(test)]
+mod generated;
+
 /// What `mp_abi_version` returns. Version 2 added `mp_confirm`,
 /// `mp_abort` and `mp_pending` (bindings are pending until confirmed);
 /// version 3 added `mp_rewrite_headers` (a fetch seen through its batch
@@ -80,15 +83,23 @@ pub struct OutputInfo {
 }
 
 impl OutputInfo {
-    /// The layout's size: three big-endian `i32`s, pointer, length, flag.
+    /// Where the pointer is: three big-endian `i32`s, pointer, length,
+    /// flag.
+    pub const PTR_OFFSET: usize = 0;
+    /// Where the length is.
+    pub const LEN_OFFSET: usize = 4;
+    /// Where the snapshot flag is.
+    pub const FLAG_OFFSET: usize = 8;
+    /// The layout's size.
     pub const BYTES: usize = 12;
 
     /// The 12 bytes the module keeps at `mp_output_info`.
     pub fn encode(self) -> [u8; Self::BYTES] {
         let mut out = [0; Self::BYTES];
-        out[..4].copy_from_slice(&self.ptr.to_be_bytes());
-        out[4..8].copy_from_slice(&self.len.to_be_bytes());
-        out[8..].copy_from_slice(&u32::from(self.snapshot_required).to_be_bytes());
+        let mut put = |at: usize, word: u32| out[at..at + 4].copy_from_slice(&word.to_be_bytes());
+        put(Self::PTR_OFFSET, self.ptr);
+        put(Self::LEN_OFFSET, self.len);
+        put(Self::FLAG_OFFSET, u32::from(self.snapshot_required));
         out
     }
 
@@ -98,11 +109,11 @@ impl OutputInfo {
     pub fn decode(bytes: &[u8; Self::BYTES]) -> Option<OutputInfo> {
         let word =
             |i: usize| u32::from_be_bytes([bytes[i], bytes[i + 1], bytes[i + 2], bytes[i + 3]]);
-        let (ptr, len) = (word(0), word(4));
+        let (ptr, len) = (word(Self::PTR_OFFSET), word(Self::LEN_OFFSET));
         if ptr > i32::MAX as u32 || len > i32::MAX as u32 {
             return None;
         }
-        let snapshot_required = match word(8) {
+        let snapshot_required = match word(Self::FLAG_OFFSET) {
             0 => false,
             1 => true,
             _ => return None,

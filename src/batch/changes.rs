@@ -61,9 +61,37 @@ pub(crate) struct Noted {
     pub(crate) mapped_pid: [u8; 8],
 }
 
-// The layouts the JS API reads.
+// The layouts the JS API reads, as the constants that `src/js/layout.js`
+// is generated from state them.
 #[cfg(target_arch = "wasm32")]
-const _: () = assert!(std::mem::size_of::<Noted>() == 32 && std::mem::size_of::<PidWrite>() == 20);
+const _: () = {
+    use std::mem::{offset_of, size_of};
+    assert!(size_of::<Noted>() == Noted::BYTES && size_of::<PidWrite>() == PidWrite::BYTES);
+    assert!(
+        offset_of!(Noted, offset) == Noted::AT_OFFSET && offset_of!(Noted, salt) == Noted::AT_SALT
+    );
+    assert!(offset_of!(Noted, flags) == Noted::AT_FLAGS);
+    assert!(offset_of!(Noted, base_offset) == Noted::AT_BASE_OFFSET);
+    assert!(offset_of!(Noted, original_pid) == Noted::AT_ORIGINAL_PID);
+    assert!(offset_of!(Noted, mapped_pid) == Noted::AT_MAPPED_PID);
+    assert!(offset_of!(PidWrite, entry) == PidWrite::AT_ENTRY);
+    assert!(offset_of!(PidWrite, offset) == PidWrite::AT_OFFSET);
+};
+
+/// The layout JS reads (`src/js/layout.js` is generated from it), which
+/// the asserts above hold to the struct in WebAssembly.
+#[allow(dead_code)]
+impl Noted {
+    /// Its size in WebAssembly, and where each field the JS API reads is
+    /// (the offset a little-endian `u32`, the rest as the batch holds them).
+    pub(crate) const BYTES: usize = 32;
+    pub(crate) const AT_OFFSET: usize = 0;
+    pub(crate) const AT_SALT: usize = 4;
+    pub(crate) const AT_FLAGS: usize = 5;
+    pub(crate) const AT_BASE_OFFSET: usize = 8;
+    pub(crate) const AT_ORIGINAL_PID: usize = 16;
+    pub(crate) const AT_MAPPED_PID: usize = 24;
+}
 
 impl Noted {
     /// The producer ID is not negative, so the binding's salt is the
@@ -71,8 +99,10 @@ impl Noted {
     pub(crate) const HAS_SALT: u8 = 1;
     /// The batch is transactional.
     pub(crate) const TRANSACTIONAL: u8 = 2;
-    /// Where the marker's code is.
-    pub(crate) const MARKER: u8 = 0b1100;
+    /// Where the marker's code is: two bits from this one.
+    pub(crate) const MARKER_SHIFT: u8 = 2;
+    /// The marker's bits.
+    pub(crate) const MARKER: u8 = 0b11 << Noted::MARKER_SHIFT;
 
     /// The outcome of the batch at `offset` whose header is `header`,
     /// which arrived with producer ID `original` and leaves with `mapped`
@@ -103,7 +133,7 @@ impl Noted {
         } else {
             0
         };
-        let flags = salted | transactional | marker << 2;
+        let flags = salted | transactional | marker << Noted::MARKER_SHIFT;
         Noted {
             offset,
             salt,
@@ -124,7 +154,7 @@ impl Noted {
             mapped_pid: i64::from_be_bytes(self.mapped_pid),
             salt: (self.flags & Noted::HAS_SALT != 0).then_some(self.salt),
             transactional: self.flags & Noted::TRANSACTIONAL != 0,
-            control: match (self.flags & Noted::MARKER) >> 2 {
+            control: match (self.flags & Noted::MARKER) >> Noted::MARKER_SHIFT {
                 0 => None,
                 1 => Some(ControlType::Abort),
                 2 => Some(ControlType::Commit),
@@ -167,6 +197,16 @@ pub(crate) struct PidWrite {
     /// The CRC's change, as a word of the stored CRC's bytes read in the
     /// machine's order: XORed into them without a byte swap in or out.
     crc_xor: u32,
+}
+
+/// The layout JS reads, as for [`Noted`].
+#[allow(dead_code)]
+impl PidWrite {
+    /// Its size in WebAssembly, and where its entry number and its offset
+    /// in the fetch are (native-endian `u32`s).
+    pub(crate) const BYTES: usize = 20;
+    pub(crate) const AT_ENTRY: usize = 0;
+    pub(crate) const AT_OFFSET: usize = 4;
 }
 
 impl PidWrite {

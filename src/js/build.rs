@@ -19,7 +19,8 @@
 //! batches it is built at once instead, which costs less than the copy and
 //! the accessor that laziness needs.
 //!
-//! The builders' source is `builders.js`, a function body. The glue made by
+//! The builders' source is `builders.js`, a function body, after the
+//! constants of `layout.js` (generated from Rust, `generated.rs`). The glue made by
 //! wasm-bindgen gets a second instance of it (`scripts/finish-glue.py`),
 //! whose `inPlace` is `rewriteBatchesInPlace`'s fast path (`fast.rs`).
 //!
@@ -39,7 +40,7 @@ use crate::rewrite::{BatchOutcome, Rewrite};
 
 /// The builders' source: a function body returning the builder object. Key
 /// order is the documented order of each result (`types.d.ts`).
-const SOURCE: &str = include_str!("builders.js");
+const SOURCE: &str = concat!(include_str!("layout.js"), include_str!("builders.js"));
 
 #[wasm_bindgen]
 extern "C" {
@@ -131,7 +132,7 @@ thread_local! {
     static PLAIN: Cell<bool> = const { Cell::new(false) };
 }
 
-/// `new Function(SOURCE)(memory, constants)` (`fast::constants`), or
+/// `new Function(SOURCE)(memory)`, or
 /// `None` where that is not allowed.
 fn make() -> Option<Builders> {
     let ctor: Function = Reflect::get(&js_sys::global(), &"Function".into())
@@ -141,11 +142,7 @@ fn make() -> Option<Builders> {
     let body = Array::of1(&SOURCE.into());
     let maker: Function = Reflect::construct(&ctor, &body).ok()?.dyn_into().ok()?;
     maker
-        .call2(
-            &JsValue::UNDEFINED,
-            &wasm_bindgen::memory(),
-            &super::fast::constants(),
-        )
+        .call1(&JsValue::UNDEFINED, &wasm_bindgen::memory())
         .ok()
         .map(JsCast::unchecked_into)
 }
@@ -178,7 +175,7 @@ pub(super) struct Done {
     /// of records, and the address and number of the batches' writes
     /// (`PidWrite`, one a changed batch): the fast path reads these from
     /// memory.
-    info: [u32; 7],
+    info: [u32; Done::WORDS],
     /// The records, until JS takes them.
     pub(super) records: Vec<StateRecord>,
     /// The outcomes decoded, only where there are no builders to read the
@@ -187,6 +184,17 @@ pub(super) struct Done {
 }
 
 impl Done {
+    /// Which word of the numbers (`info`) holds what, for the fast path's
+    /// JS half (`src/js/layout.js` is generated from these).
+    pub(super) const CONSUMED: usize = 0;
+    pub(super) const SNAPSHOT_REQUIRED: usize = 1;
+    pub(super) const BATCHES: usize = 2;
+    pub(super) const NOTED: usize = 3;
+    pub(super) const RECORDS: usize = 4;
+    pub(super) const WRITES: usize = 5;
+    pub(super) const CHANGED: usize = 6;
+    pub(super) const WORDS: usize = 7;
+
     /// Keeps what `rewrite` leaves for JS, then finishes it (its writes
     /// made, its changes kept); with `decode`, the outcomes decoded too,
     /// where there are no builders to read the noted ones (the fast path's
@@ -198,32 +206,31 @@ impl Done {
             self.batches.extend(noted.iter().map(Noted::outcome));
         }
         let writes = rewrite.writes();
-        self.info = [
-            rewrite.consumed() as u32,
-            u32::from(rewrite.snapshot_required()),
-            noted.len() as u32,
-            noted.as_ptr() as u32,
-            0,
-            writes.as_ptr() as u32,
-            writes.len() as u32,
-        ];
+        let mut info = [0; Done::WORDS];
+        info[Done::CONSUMED] = rewrite.consumed() as u32;
+        info[Done::SNAPSHOT_REQUIRED] = u32::from(rewrite.snapshot_required());
+        info[Done::BATCHES] = noted.len() as u32;
+        info[Done::NOTED] = noted.as_ptr() as u32;
+        info[Done::WRITES] = writes.as_ptr() as u32;
+        info[Done::CHANGED] = writes.len() as u32;
         self.records = rewrite.finish_records();
-        self.info[4] = self.records.len() as u32;
+        info[Done::RECORDS] = self.records.len() as u32;
+        self.info = info;
     }
 
     /// Bytes consumed.
     pub(super) fn consumed(&self) -> usize {
-        self.info[0] as usize
+        self.info[Done::CONSUMED] as usize
     }
 
     /// Whether a snapshot is required.
     pub(super) fn snapshot_required(&self) -> bool {
-        self.info[1] != 0
+        self.info[Done::SNAPSHOT_REQUIRED] != 0
     }
 
     /// The number of batches and the address of their noted outcomes.
     pub(super) fn noted(&self) -> (u32, u32) {
-        (self.info[2], self.info[3])
+        (self.info[Done::BATCHES], self.info[Done::NOTED])
     }
 
     /// The address of the numbers the fast path reads.

@@ -1,25 +1,10 @@
 const memory = arguments[0]; // WASM memory: its views are kept, and remade after a grow
-// What Rust tells the builders (src/js/fast.rs, `constants`): from an
-// average of `windowsFrom` bytes a batch a rewrite copies each batch's
-// header window instead of every byte (`window`
-// bytes into a slot of `slotBytes`, its length at `slotLenOffset`,
-// src/batch/headers.rs); `optionBits` are the bits of the rewrite options
-// the fast path reads, by key (an object without a prototype),
-// `outcomesBit` the one set by default, and `strictBit` the one that needs
-// the records.
-const {
-  windowsFrom: WINDOWS_FROM,
-  window: WINDOW,
-  slotBytes: SLOT_BYTES,
-  slotLenOffset: SLOT_LEN_OFFSET,
-  optionBits: OPTION_BITS,
-  outcomesBit: OUTCOMES,
-  strictBit: STRICT,
-} = arguments[1];
+// The layouts and numbers it reads are the constants of src/js/layout.js,
+// which precede this body and are generated from their Rust definitions.
 // The fast path's room in WASM memory (src/js/fast.rs, `ROOM`): a function
 // making room for a number of bytes and returning its address, which is
 // kept while it is large enough (given only to the glue's builders).
-const makeRoom = arguments[2];
+const makeRoom = arguments[1];
 let room = 0,
   roomSize = 0;
 const control = [null, "abort", "commit", "other"];
@@ -80,10 +65,10 @@ function slotsOf(bytes, length, every) {
   while (at < length) {
     if (n === most) return 0;
     n++;
-    if (length - at < 12) break;
-    const batchLength = int32At(bytes, at + 8);
+    if (length - at < LOG_OVERHEAD) break;
+    const batchLength = int32At(bytes, at + LENGTH_OFFSET);
     if (batchLength < 0) break;
-    at += 12 + batchLength;
+    at += LOG_OVERHEAD + batchLength;
   }
   return n;
 }
@@ -105,10 +90,10 @@ function gather(bytes, length, base, slots) {
     }
     data.setInt32(slot + SLOT_LEN_OFFSET, n);
     k++;
-    if (n < 12) break;
-    const batchLength = data.getInt32(slot + 8);
+    if (n < LOG_OVERHEAD) break;
+    const batchLength = data.getInt32(slot + LENGTH_OFFSET);
     if (batchLength < 0) break;
-    at += 12 + batchLength;
+    at += LOG_OVERHEAD + batchLength;
   }
   return k;
 }
@@ -116,24 +101,25 @@ function gather(bytes, length, base, slots) {
 // `words` changed, from the copy of every byte at address `from` of
 // `memory8`, or from the header slots there (`slotted`). A rewrite changes
 // a batch's CRC and producer ID, nothing else: those of each changed batch
-// are written back, at its write's offset (a PidWrite's second word, 20
-// bytes each; its first is the batch's slot), or, from a copy, all the
-// bytes consumed where the batches are so small that one copy costs less.
+// are written back, at its write's offset (a PidWrite's, whose entry is
+// the batch's slot), or, from a copy, all the bytes consumed where a
+// changed batch comes every COPY_ALL_BELOW bytes or more often, which one
+// copy serves for less.
+const COPY_ALL_BELOW = 64;
 function writeBack(bytes, memory8, words, info, from, slotted) {
-  const consumed = words[info] >>> 0,
-    writes = words[info + 5] >>> 0,
-    changed = words[info + 6] >>> 0;
-  if (!slotted && changed > 0 && changed * 64 >= consumed) {
+  const consumed = words[info + INFO_CONSUMED] >>> 0,
+    writes = words[info + INFO_WRITES] >>> 0,
+    changed = words[info + INFO_CHANGED] >>> 0;
+  if (!slotted && changed > 0 && changed * COPY_ALL_BELOW >= consumed) {
     setBytes.call(bytes, memory8.subarray(from, from + consumed));
     return;
   }
-  for (let i = 0, w = (writes >>> 2) + 1; i < changed; i++, w += 5) {
-    // The CRC (bytes 17-20) and the producer ID (43-50).
-    const at = words[w] >>> 0;
-    const batch = slotted ? from + (words[w - 1] >>> 0) * SLOT_BYTES : from + at;
-    putWord(bytes, memory8, at, batch, 17);
-    putWord(bytes, memory8, at, batch, 43);
-    putWord(bytes, memory8, at, batch, 47);
+  for (let i = 0, w = writes >>> 2; i < changed; i++, w += WRITE_WORDS) {
+    const at = words[w + WRITE_OFFSET] >>> 0;
+    const batch = slotted ? from + (words[w + WRITE_ENTRY] >>> 0) * SLOT_BYTES : from + at;
+    putWord(bytes, memory8, at, batch, CRC_OFFSET);
+    putWord(bytes, memory8, at, batch, PRODUCER_ID_OFFSET);
+    putWord(bytes, memory8, at, batch, PRODUCER_ID_OFFSET + 4);
   }
 }
 // The source each mapper's fast path last named (a mapper without one has
@@ -187,42 +173,41 @@ let originalHigh = 0,
   mappedHigh = 0,
   mappedLow = 0,
   mappedPid = 0n;
-// The outcome of the batch noted at byte `b` of `view` (a DataView), 32
-// bytes as the rewrite noted it (src/batch/changes.rs, `Noted`): the
-// batch's offset (a little-endian u32), the salt, the flags (1: the salt
-// is the batch's; 2: transactional; 4 and 8: the marker), then the base
-// offset, the original and the mapped producer ID, big-endian.
+// The outcome of the batch noted at byte `b` of `view` (a DataView), as
+// the rewrite noted it (src/batch/changes.rs, `Noted`): the batch's offset
+// (a little-endian u32), the salt, the flags, then the base offset, the
+// original and the mapped producer ID, big-endian.
 function outcome(view, b) {
-  const flags = view.getUint8(b + 5);
-  const oHigh = view.getInt32(b + 16),
-    oLow = view.getInt32(b + 20),
-    mHigh = view.getInt32(b + 24),
-    mLow = view.getInt32(b + 28);
+  const flags = view.getUint8(b + NOTED_FLAGS);
+  const oHigh = view.getInt32(b + NOTED_ORIGINAL_PID),
+    oLow = view.getInt32(b + NOTED_ORIGINAL_PID + 4),
+    mHigh = view.getInt32(b + NOTED_MAPPED_PID),
+    mLow = view.getInt32(b + NOTED_MAPPED_PID + 4);
   if (oHigh !== originalHigh || oLow !== originalLow) {
     originalHigh = oHigh;
     originalLow = oLow;
-    originalPid = view.getBigInt64(b + 16);
+    originalPid = view.getBigInt64(b + NOTED_ORIGINAL_PID);
   }
   if (mHigh !== mappedHigh || mLow !== mappedLow) {
     mappedHigh = mHigh;
     mappedLow = mLow;
-    mappedPid = view.getBigInt64(b + 24);
+    mappedPid = view.getBigInt64(b + NOTED_MAPPED_PID);
   }
   return {
-    offset: view.getUint32(b, true),
-    baseOffset: view.getBigInt64(b + 8),
+    offset: view.getUint32(b + NOTED_OFFSET, true),
+    baseOffset: view.getBigInt64(b + NOTED_BASE_OFFSET),
     originalPid,
     mappedPid,
-    salt: flags & 1 ? view.getUint8(b + 4) : null,
-    transactional: (flags & 2) !== 0,
-    control: control[(flags >> 2) & 3],
+    salt: flags & NOTED_HAS_SALT ? view.getUint8(b + NOTED_SALT) : null,
+    transactional: (flags & NOTED_TRANSACTIONAL) !== 0,
+    control: control[(flags >> NOTED_MARKER_SHIFT) & 3],
   };
 }
 // The outcomes of `n` batches noted from byte `at` of `view`.
 function outcomes(view, at, n) {
   if (n === 1) return [outcome(view, at)];
   const batches = new Array(n);
-  for (let i = 0, b = at; i < n; i++, b += 32) batches[i] = outcome(view, b);
+  for (let i = 0, b = at; i < n; i++, b += NOTED_BYTES) batches[i] = outcome(view, b);
   return batches;
 }
 // A RewriteResult of `n` batches whose outcomes are noted at address `at`.
@@ -236,7 +221,7 @@ function result(bytes, consumed, records, snapshotRequired, at, n) {
   }
   // The batch outcomes are built when first read: a caller that only
   // forwards the bytes and records pays for the copies, not 1000 objects.
-  const noted = new DataView(memory.buffer.slice(at, at + 32 * n));
+  const noted = new DataView(memory.buffer.slice(at, at + NOTED_BYTES * n));
   const settle = (result, batches) => {
     Object.defineProperty(result, "batches", { value: batches, writable: true, enumerable: true, configurable: true });
     return batches;
@@ -337,12 +322,12 @@ return {
     const info = done >>> 2;
     views(); // memory may have grown
     let words = i32;
-    const consumed = words[info] >>> 0,
-      snapshotRequired = words[info + 1] !== 0;
-    const n = words[info + 2] >>> 0,
-      noted = words[info + 3] >>> 0;
+    const consumed = words[info + INFO_CONSUMED] >>> 0,
+      snapshotRequired = words[info + INFO_SNAPSHOT_REQUIRED] !== 0;
+    const n = words[info + INFO_BATCHES] >>> 0,
+      noted = words[info + INFO_NOTED] >>> 0;
     let records;
-    if (words[info + 4] !== 0) {
+    if (words[info + INFO_RECORDS] !== 0) {
       records = mapper.__fastRecords();
       views(); // and again while the records were made
       words = i32;

@@ -8,11 +8,12 @@
   let builders = null;
   PidMapper.prototype.rewriteBatchesInPlace = function rewriteBatchesInPlace(sourceClusterId, bytes, nowMs, options) {
     if (!(this instanceof PidMapper)) return checked.call(this, sourceClusterId, bytes, nowMs, options);
-    builders ??= mirrorpidBuilders(wasm.memory, PidMapper.__fastConstants(), PidMapper.__fastRoom);
+    builders ??= mirrorpidBuilders(wasm.memory, PidMapper.__fastRoom);
     return builders.inPlace(this, checked, sourceClusterId, bytes, nowMs, options);
   };
 }
-// The builders of src/js/builders.js, the same as the Rust side makes.
+// The builders of src/js/builders.js after the constants of
+// src/js/layout.js, the same as the Rust side makes.
 function mirrorpidBuilders() {
   /* src/js/builders.js */
 }

@@ -17,13 +17,12 @@
 
 use std::cell::RefCell;
 
-use js_sys::{Object, Reflect};
 use wasm_bindgen::prelude::*;
 
 use super::args::REWRITE_OPTIONS;
 use super::convert::{js_err, records_to_js};
 use super::PidMapper;
-use crate::batch::{HeaderView, SLOT_BYTES, SLOT_LEN_OFFSET, WINDOW};
+use crate::batch::{HeaderView, SLOT_BYTES};
 use crate::error::Error;
 use crate::rewrite::RewriteOptions;
 
@@ -31,36 +30,14 @@ use crate::rewrite::RewriteOptions;
 /// batch's header window (the v2 header, and what a control batch's marker
 /// needs) instead of the whole fetch: a window copied by JS costs what a
 /// copy of a few KiB does, so below it one copy of every byte costs less.
-const WINDOWS_FROM: usize = 8 << 10;
+#[allow(dead_code)] // JS reads it (src/js/layout.js)
+pub(super) const WINDOWS_FROM: usize = 8 << 10;
 
 /// The fast path's rewrite options, as bits (`fastFlags` in `builders.js`
 /// sets them from an options object, by [`REWRITE_OPTIONS`]).
 const FLAG_STRICT_CRC: u32 = REWRITE_OPTIONS[0].1;
 const FLAG_COMPLETE: u32 = REWRITE_OPTIONS[1].1;
 const FLAG_OUTCOMES: u32 = REWRITE_OPTIONS[2].1;
-
-/// What the builders (`builders.js`) take from here: `{ windowsFrom,
-/// window, slotBytes, slotLenOffset, optionBits, outcomesBit, strictBit }`,
-/// `optionBits` an object without a prototype of [`REWRITE_OPTIONS`].
-pub(super) fn constants() -> JsValue {
-    let object = Object::new();
-    let bits: Object = Object::create(JsValue::NULL.unchecked_ref());
-    for (key, bit) in REWRITE_OPTIONS {
-        let _ = Reflect::set(&bits, &key.into(), &bit.into());
-    }
-    for (key, value) in [
-        ("windowsFrom", JsValue::from(WINDOWS_FROM as u32)),
-        ("window", JsValue::from(WINDOW as u32)),
-        ("slotBytes", JsValue::from(SLOT_BYTES as u32)),
-        ("slotLenOffset", JsValue::from(SLOT_LEN_OFFSET as u32)),
-        ("optionBits", bits.into()),
-        ("outcomesBit", FLAG_OUTCOMES.into()),
-        ("strictBit", FLAG_STRICT_CRC.into()),
-    ] {
-        let _ = Reflect::set(&object, &key.into(), &value);
-    }
-    object.into()
-}
 
 /// The rewrite options of `flags`.
 fn options(flags: u32) -> RewriteOptions {
@@ -102,12 +79,6 @@ impl PidMapper {
 
 #[wasm_bindgen(js_class = PidMapper)]
 impl PidMapper {
-    /// What the builders the glue makes take from Rust ([`constants`]).
-    #[wasm_bindgen(js_name = __fastConstants, skip_typescript)]
-    pub fn fast_constants() -> JsValue {
-        constants()
-    }
-
     /// Names the source of the fast path's next rewrites; checked by each
     /// rewrite, as the checked path checks it.
     #[wasm_bindgen(js_name = __fastSource, skip_typescript)]

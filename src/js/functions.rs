@@ -41,6 +41,26 @@ pub fn decode_pid(
     }))
 }
 
+/// Whose producers a mapped PID's region (`decodePid(pid).region`) may
+/// be: every way one of `ids` (a list as people write one, as
+/// `planClusters` takes it) carries it, at every salt
+/// (`mirrorpid::pid::owners`, as `mirrorpid pid decode --clusters` says).
+#[wasm_bindgen(js_name = regionOwners, unchecked_return_type = "RegionOwner[]")]
+pub fn region_owners(
+    #[wasm_bindgen(unchecked_param_type = "number")] region: JsValue,
+    #[wasm_bindgen(unchecked_param_type = "string")] ids: JsValue,
+) -> Result<JsValue, JsError> {
+    let max = i64::from(crate::pid::REGION_MASK);
+    let region = args::small_int(&region, (0, max), |why| {
+        crate::Error::invalid(format!("region {why}"))
+    })? as u32;
+    let ids = text(&ids, "ids")?;
+    let owners = crate::pid::owners(region, crate::plan::cluster_ids(&ids));
+    Ok(json_to_js(
+        &serde_json::to_value(owners).unwrap_or_default(),
+    ))
+}
+
 /// Decodes `__mirror_state` bytes to the JSON form (`docs/FORMAT.md`).
 #[wasm_bindgen(js_name = decodeRecord, unchecked_return_type = "RecordJson")]
 pub fn decode_record(

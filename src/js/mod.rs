@@ -26,6 +26,8 @@ mod build;
 mod convert;
 mod fast;
 mod functions;
+#[cfg(test)]
+mod generated;
 mod rewrite;
 
 pub use build::use_plain_results;

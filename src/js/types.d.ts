@@ -85,6 +85,12 @@ export interface PidInfo {
   region: number | null;
   pid40: bigint | null;
 }
+/** One way a cluster's producers carry a region (`regionOwners`): its own at a salt, or mirrored from it and re-salted. */
+export interface RegionOwner {
+  cluster: string;
+  salt: number;
+  via: "local" | "mirrored";
+}
 /** The JSON form of a record (docs/FORMAT.md): 64-bit integers as decimal strings, the salt (0 to 63) a number. */
 export interface RecordJson {
   key: { topicId: string; partition: number; sourceClusterId: string; originalPid: string };

@@ -31,6 +31,31 @@ test("every F vector through mapPid in Node", () => {
   }
 });
 
+test("regionOwners names the cluster and salt of every F vector's region, and refuses what is no region", () => {
+  const local = vectors.f.filter((v) => BigInt(v.pid) >= 0n && BigInt(v.pid) < 1n << 40n);
+  assert.ok(local.length > 100);
+  for (const v of local) {
+    const { region } = m.decodePid(BigInt(v.mapped));
+    const owners = m.regionOwners(region, `# a fleet\nsomeone-else\n${v.source}\n`);
+    assert.ok(
+      owners.some((o) => o.cluster === v.source && o.salt === v.salt && o.via === "local"),
+      `${v.source} at salt ${v.salt}: ${JSON.stringify(owners)}`,
+    );
+  }
+  // A producer mirrored from A (salt 0) and re-salted by a later hop at salt 5.
+  const home = m.decodePid(m.mapPid("A", 7n, 0)).region;
+  const resalted = m.decodePid(m.mapPid("B", (1n << 62n) | (BigInt(home) << 40n) | 7n, 5)).region;
+  assert.deepEqual(
+    m.regionOwners(resalted, "A").filter((o) => o.via === "mirrored"),
+    [{ cluster: "A", salt: 5, via: "mirrored" }],
+  );
+  assert.deepEqual(m.regionOwners(resalted, ""), []);
+  for (const bad of [-1, 1 << 22, 1.5, "3", null, 3n]) {
+    assert.throws(() => m.regionOwners(bad, "A"), { message: /^InvalidInput: region / }, String(bad));
+  }
+  assert.throws(() => m.regionOwners(0, ["A"]), { message: /^InvalidInput: ids / });
+});
+
 test("PidMapper scenarios and records in Node", () => {
   for (const s of vectors.scenarios) {
     const mapper = new m.PidMapper(records.topicIdBase64, 0, {});

@@ -2,8 +2,7 @@
 // a producer's mapped PID keeps its origin's colour all the way down a chain
 // and a salted one (another region) changes colour. The drawing and the
 // cluster-ID planner both colour with it.
-
-const MIRROR = 1n << 62n;
+import { decodePid } from "mirrorpid";
 
 /** The hue (0 to 359) of a 22-bit region: a multiplicative hash, spread around the wheel. */
 export function regionHue(region) {
@@ -26,12 +25,9 @@ export function regionColours(region) {
  * idempotent producer's PID rewritten below -1: producer state ignores it).
  */
 export function pidStyle(pid) {
-  const n = BigInt(pid);
-  if (n >= MIRROR) {
-    const region = Number((n >> 40n) & 0x3fffffn);
-    return { kind: "mapped", region, ...regionColours(region) };
-  }
+  const { space, region } = decodePid(BigInt(pid));
+  if (space === "mirrored") return { kind: "mapped", region, ...regionColours(region) };
   // -1 is "no producer" (not idempotent): nothing to track, nothing lost.
-  if (n < -1n) return { kind: "negative", background: "#fdecea", ink: "#9b1c13", edge: "#d4483b" };
+  if (BigInt(pid) < -1n) return { kind: "negative", background: "#fdecea", ink: "#9b1c13", edge: "#d4483b" };
   return { kind: "local", background: "#eef0f4", ink: "#2b3342", edge: "#9aa3b2" };
 }

@@ -1,5 +1,5 @@
 // The PID and __mirror_state record decoders.
-import { decodePid, decodeRecord, mapPid } from "mirrorpid";
+import { decodePid, decodeRecord, regionOwners } from "mirrorpid";
 import { $, h } from "./dom.js";
 
 function parseHex(text, what) {
@@ -16,20 +16,13 @@ export function pidHex(pid) {
 /**
  * Which of `clusters` a mapped PID's region belongs to: a cluster's own
  * producers at each salt, and producers mirrored from it and re-salted by
- * a later hop (the CLI's `pid decode --clusters`).
+ * a later hop (the package's `regionOwners`, as the CLI's `pid decode
+ * --clusters` says it).
  */
 export function originsOf(region, clusters) {
-  const found = [];
-  for (const c of clusters) {
-    const home = decodePid(mapPid(c, 0n, 0)).region;
-    for (let salt = 0; salt < 64; salt++) {
-      if (decodePid(mapPid(c, 0n, salt)).region === region) found.push(`${c} (salt ${salt})`);
-      if (salt > 0 && decodePid(mapPid(c, (1n << 62n) | (BigInt(home) << 40n), salt)).region === region) {
-        found.push(`${c} (re-salted ${salt})`);
-      }
-    }
-  }
-  return found;
+  return regionOwners(region, clusters.join("\n")).map(({ cluster, salt, via }) =>
+    via === "local" ? `${cluster} (salt ${salt})` : `${cluster} (re-salted ${salt})`,
+  );
 }
 
 /** Decodes the form's PID; `scenario()` names the clusters a region may belong to. */

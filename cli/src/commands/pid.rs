@@ -1,10 +1,9 @@
 //! `pid decode` and `pid map`: a PID's parts, and F v1 by hand.
 
-use std::collections::HashMap;
 use std::path::Path;
 
 use clap::Subcommand;
-use mirrorpid::pid::{Origin, PidSpace, MAX_PROBES};
+use mirrorpid::pid::{PidSpace, Via, MAX_PROBES};
 use serde_json::json;
 
 use crate::out::{cluster_file, lines, or_dash, parse_pid, region_hex, table, Output, Result};
@@ -54,49 +53,19 @@ pub fn run(command: PidCommand) -> Result<String> {
     }
 }
 
-/// How a known cluster owns a region at a salt.
-struct Owner {
-    cluster: String,
-    salt: u8,
-    via: &'static str,
-}
-
-/// Region -> owners, for every known cluster at every salt: its own
-/// producers (region of the ID), and producers mirrored from it and salted
-/// downstream (region of its region).
-fn owners(clusters: &Path) -> Result<HashMap<u32, Vec<Owner>>> {
-    let mut known: HashMap<u32, Vec<Owner>> = HashMap::new();
-    for (_, c) in cluster_file(clusters)? {
-        let r0 = mirrorpid::pid::region(Origin::Cluster(&c), 0);
-        for salt in 0..MAX_PROBES {
-            let s = u64::from(salt);
-            let mut own = |region, via| {
-                known.entry(region).or_default().push(Owner {
-                    cluster: c.clone(),
-                    salt,
-                    via,
-                })
-            };
-            own(mirrorpid::pid::region(Origin::Cluster(&c), s), "local");
-            if salt > 0 {
-                own(mirrorpid::pid::region(Origin::Region(r0), s), "mirrored");
-            }
-        }
-    }
-    Ok(known)
-}
-
 fn decode(pids: &[String], clusters: Option<&Path>, out: Output) -> Result<String> {
-    let known = clusters.map(owners).transpose()?.unwrap_or_default();
+    let known: Vec<String> = match clusters {
+        Some(file) => cluster_file(file)?.into_iter().map(|(_, c)| c).collect(),
+        None => Vec::new(),
+    };
     let mut rows = Vec::new();
     let mut docs = Vec::new();
     for text in pids {
         let p = parse_pid(text)?;
         let info = mirrorpid::decode_pid(p);
-        let found: &[Owner] = info
-            .region
-            .and_then(|r| known.get(&r))
-            .map_or(&[], Vec::as_slice);
+        let found = info.region.map_or_else(Vec::new, |r| {
+            mirrorpid::pid::owners(r, known.iter().map(String::as_str))
+        });
         let space = match info.space {
             PidSpace::NoProducer => "no producer",
             PidSpace::Local => "local",
@@ -106,8 +75,8 @@ fn decode(pids: &[String], clusters: Option<&Path>, out: Output) -> Result<Strin
         let origin = found
             .iter()
             .map(|o| match o.via {
-                "local" => format!("{} (salt {})", o.cluster, o.salt),
-                _ => format!("{} (re-salted {})", o.cluster, o.salt),
+                Via::Local => format!("{} (salt {})", o.cluster, o.salt),
+                Via::Mirrored => format!("{} (re-salted {})", o.cluster, o.salt),
             })
             .collect::<Vec<_>>()
             .join(", ");
@@ -126,7 +95,7 @@ fn decode(pids: &[String], clusters: Option<&Path>, out: Output) -> Result<Strin
         docs.push(json!({
             "pid": p.to_string(), "space": info.space, "region": info.region,
             "pid40": info.pid40.map(|v| v.to_string()),
-            "origins": found.iter().map(|o| json!({"cluster": o.cluster, "salt": o.salt, "via": o.via})).collect::<Vec<_>>(),
+            "origins": found,
         }));
     }
     Ok(if out.json {

@@ -1,8 +1,11 @@
+// Generated from the Rust definitions by scripts/generate.sh (abi/src/generated.rs);
+// do not edit: a test fails when it differs from what they write.
 package dev.mirrorpid;
 
 /**
- * The broker module's ABI facts this library relies on, as {@code docs/ABI.md} states them (a
- * test compares them with its tables): the version, flags, return values, the header-slot
+ * The broker module's ABI facts this library relies on, written from their Rust definitions
+ * (the crate {@code mirrorpid-abi} and the header slots of {@code mirrorpid::batch}) and
+ * documented in {@code docs/ABI.md}: the version, flags, return values, the header-slot
  * layout of {@code mp_rewrite_headers} and the output info's. Nothing here decides anything
  * about batches: the module does.
  */
@@ -28,7 +31,7 @@ final class Abi {
     static final int INFO_FLAG_OFFSET = 8;
     static final int INFO_BYTES = 12;
 
-    /** The record-list layout of no records: a count of 0, four bytes. */
+    /** The record-list layout of no records: a count of 0. */
     static final int EMPTY_RECORDS_BYTES = 4;
 
     /** {@code mp_map}: the PID is no producer's (below 0). */
@@ -39,8 +42,6 @@ final class Abi {
     static final int SLOT_LEN_OFFSET = 112;
     static final int SLOT_CHANGED_OFFSET = 116;
     static final int SLOT_BYTES = 120;
-    /** The changed flag's value (1, big-endian) read by a WebAssembly (little-endian) load. */
-    static final int SLOT_CHANGED_LE = Integer.reverseBytes(1);
 
     /** What a changed slot gives back: the CRC and the producer ID, at these batch offsets. */
     static final int CRC_OFFSET = 17;
@@ -52,11 +53,6 @@ final class Abi {
     static final int LENGTH_OFFSET = 8;
     static final int LOG_OVERHEAD = 12;
 
-    static int getInt(byte[] b, int at) {
-        return (b[at] & 0xff) << 24 | (b[at + 1] & 0xff) << 16 | (b[at + 2] & 0xff) << 8 | (b[at + 3] & 0xff);
-    }
-
-    static long getLong(byte[] b, int at) {
-        return (long) getInt(b, at) << 32 | (getInt(b, at + 4) & 0xffffffffL);
-    }
+    /** The changed flag's value (1, big-endian) read by a WebAssembly (little-endian) load. */
+    static final int SLOT_CHANGED_LE = Integer.reverseBytes(1);
 }

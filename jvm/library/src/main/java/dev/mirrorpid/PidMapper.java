@@ -87,7 +87,7 @@ public final class PidMapper implements AutoCloseable {
             int salt = status(Export.MAP, () -> instance.call(Export.MAP, handle, srcPtr, srcLen, pid, nowMs));
             byte[] out = output();
             List<StateRecord> records = records(out, out.length - 8);
-            long mapped = Abi.getLong(out, out.length - 8);
+            long mapped = ByteBuffer.wrap(out).getLong(out.length - 8);
             boolean collision = !records.isEmpty() && flag();
             return new MapResult(mapped, salt == Abi.MAP_NOT_A_PRODUCER ? OptionalInt.empty() : OptionalInt.of(salt),
                     records, collision);
@@ -337,14 +337,15 @@ public final class PidMapper implements AutoCloseable {
 
     /** The record-list layout in {@code out[0, end)}. */
     private static List<StateRecord> records(byte[] out, int end) {
-        int n = Abi.getInt(out, 0);
+        ByteBuffer bytes = ByteBuffer.wrap(out);
+        int n = bytes.getInt(0);
         List<StateRecord> list = new ArrayList<>(n);
         int at = 4;
         for (int i = 0; i < n; i++) {
-            int kl = Abi.getInt(out, at);
+            int kl = bytes.getInt(at);
             byte[] key = Arrays.copyOfRange(out, at + 4, at + 4 + kl);
             at += 4 + kl;
-            int vl = Abi.getInt(out, at);
+            int vl = bytes.getInt(at);
             at += 4;
             byte[] value = null;
             if (vl >= 0) {
