@@ -17,9 +17,10 @@ log "cargo fmt --check"
 cargo fmt --all -- --check
 (cd fuzz && cargo fmt -- --check)
 
-log "the documentation names only what exists (paths, symbols, sections), and every file keeps its size"
+log "the documentation names only what exists (paths, symbols, sections), every file keeps its size, no Rust files import each other in a circle"
 python3 scripts/docs-check.py
 python3 scripts/size-check.py
+python3 scripts/import-check.py
 
 log "cargo clippy (workspace, all targets, -D warnings)"
 cargo clippy --workspace --all-targets --features js,peer -- -D warnings

@@ -62,7 +62,7 @@ impl Mapper {
         let mut renumber = Vec::new();
         renumber
             .try_reserve_exact(clusters.len())
-            .map_err(|_| crate::mapper::table::out_of_memory("a snapshot"))?;
+            .map_err(|_| crate::vec::out_of_memory("a snapshot"))?;
         renumber.resize(clusters.len(), u32::MAX);
         for b in bindings.clone() {
             if let Some(r) = renumber.get_mut(b.cluster as usize) {
@@ -88,7 +88,7 @@ impl Mapper {
         let size = 64 + 24 + origins_bytes + names_bytes + bindings.len() * BINDING_BYTES;
         let mut out = Vec::new();
         out.try_reserve_exact(size)
-            .map_err(|_| crate::mapper::table::out_of_memory("a snapshot"))?;
+            .map_err(|_| crate::vec::out_of_memory("a snapshot"))?;
         out.extend_from_slice(SNAPSHOT_MAGIC);
         out.extend_from_slice(&SNAPSHOT_FORMAT.to_be_bytes());
         out.push(pid::F_VERSION);

@@ -75,6 +75,11 @@ pub fn insert_at<T>(v: &mut Vec<T>, i: usize, x: T) {
     }
 }
 
+/// An allocation failure as the error every call returns for it.
+pub(crate) fn out_of_memory(what: &'static str) -> crate::Error {
+    crate::Error::OutOfMemory { what }
+}
+
 /// Makes room in `v` for `n` more elements, or [`Error::OutOfMemory`]
 /// naming `what`. Inline, and a call only when there is no room: the
 /// batch path asks for room for one element per batch.
@@ -92,8 +97,7 @@ pub(crate) fn room<T>(v: &mut Vec<T>, n: usize, what: &'static str) -> crate::Re
 #[cold]
 #[inline(never)]
 fn grow<T>(v: &mut Vec<T>, n: usize, what: &'static str) -> crate::Result<()> {
-    v.try_reserve(n)
-        .map_err(|_| crate::mapper::table::out_of_memory(what))
+    v.try_reserve(n).map_err(|_| out_of_memory(what))
 }
 
 #[cfg(test)]

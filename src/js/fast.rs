@@ -19,8 +19,8 @@ use std::cell::RefCell;
 
 use wasm_bindgen::prelude::*;
 
-use super::args::REWRITE_OPTIONS;
 use super::convert::{js_err, records_to_js};
+use super::options::REWRITE_OPTIONS;
 use super::PidMapper;
 use crate::batch::{HeaderView, SLOT_BYTES};
 use crate::error::Error;

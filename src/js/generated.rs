@@ -11,9 +11,9 @@
 
 use std::fmt::Write;
 
-use super::args::REWRITE_OPTIONS;
 use super::build::Done;
 use super::fast::WINDOWS_FROM;
+use super::options::REWRITE_OPTIONS;
 use crate::batch::{
     Noted, PidWrite, CRC_OFFSET, LENGTH_OFFSET, LOG_OVERHEAD, PRODUCER_ID_OFFSET, SLOT_BYTES,
     SLOT_LEN_OFFSET, WINDOW,
@@ -116,7 +116,7 @@ fn layout_js() -> String {
         "{}const OPTION_BITS = Object.assign(Object.create(null), {{ {bits} }});\n\
          const OUTCOMES = {};\nconst STRICT = {};",
         comment(
-            "The rewrite options' bits by key (src/js/args.rs, REWRITE_OPTIONS), \
+            "The rewrite options' bits by key (src/js/options.rs, REWRITE_OPTIONS), \
              in an object without a prototype; the one set by default, and the one \
              that needs the records."
         ),

@@ -28,6 +28,7 @@ mod fast;
 mod functions;
 #[cfg(test)]
 mod generated;
+mod options;
 mod rewrite;
 
 pub use build::use_plain_results;
@@ -42,11 +43,12 @@ use crate::batch::{
 use crate::mapper::{KnownSource, LoadOutcome, Mapper};
 use crate::record::StateRecord;
 use crate::rewrite::RewriteOptions;
-use args::{bytes_arg, int64, record_arg, text, MapperOptions, RewriteOpts};
+use args::{bytes_arg, int64, record_arg, text};
 use convert::{
     bytes, js_err, js_to_json_text, json_to_js, outcome_to_js, record_to_js, set, to_js, BindingJs,
     PidInfoJs,
 };
+use options::{MapperOptions, RewriteOpts};
 
 #[wasm_bindgen(typescript_custom_section)]
 const TS_TYPES: &str = include_str!("types.d.ts");
@@ -94,7 +96,7 @@ impl PidMapper {
         let opts: MapperOptions =
             args::options(options.unwrap_or(JsValue::UNDEFINED), "PidMapper options")?;
         let config = opts.config(&text(&topic_id, "topicId")?, partition)?;
-        args::seed_once();
+        options::seed_once();
         Ok(PidMapper::wrap(Mapper::new(config).map_err(js_err)?))
     }
 
@@ -252,7 +254,7 @@ impl PidMapper {
         #[wasm_bindgen(unchecked_param_type = "Uint8Array")] bytes: JsValue,
     ) -> Result<PidMapper, JsError> {
         let bytes = bytes_arg(&bytes, "bytes")?;
-        args::seed_once();
+        options::seed_once();
         Ok(PidMapper::wrap(Mapper::restore(&bytes).map_err(js_err)?))
     }
 

@@ -142,7 +142,7 @@ impl Mapper {
         let mut expired = Vec::new();
         expired
             .try_reserve_exact(n)
-            .map_err(|_| super::table::out_of_memory("the expiry list"))?;
+            .map_err(|_| crate::vec::out_of_memory("the expiry list"))?;
         expired.extend((0..self.table.len()).filter(|&i| is_expired(self.table.get(i))));
         self.drop_then(expired, true, then, |m| {
             for idx in 0..m.table.len() {
@@ -203,7 +203,7 @@ impl Mapper {
             .count();
         let mut out = Vec::new();
         out.try_reserve_exact(recorded)
-            .map_err(|_| super::table::out_of_memory("tombstones"))?;
+            .map_err(|_| crate::vec::out_of_memory("tombstones"))?;
         for &idx in idxs {
             let b = self.table.get(idx);
             if b.flags & RECORDED != 0 {

@@ -24,7 +24,8 @@ use super::keyed::{identity_hash, mapped_hash, name_hash, same_name, Keys};
 use super::source::{Found, Source};
 
 pub(crate) use super::binding::*;
-use crate::error::{invariant_broken, Error, Result};
+use crate::error::{invariant_broken, Result};
+use crate::vec::out_of_memory;
 
 /// A rehash function as one type: every index grows through the same
 /// instance of hashbrown's rehash code, where a distinct closure type per
@@ -107,14 +108,9 @@ fn next_version() -> u64 {
     VERSIONS.fetch_add(1, Ordering::Relaxed)
 }
 
-/// An allocation failure as the error every call returns for it.
-pub(crate) fn out_of_memory(what: &'static str) -> Error {
-    Error::OutOfMemory { what }
-}
-
 impl Table {
     /// A table with room for `clusters` names and `bindings` bindings, or
-    /// [`Error::OutOfMemory`].
+    /// [`crate::Error::OutOfMemory`].
     pub(crate) fn with_capacity(clusters: usize, bindings: usize) -> Result<Table> {
         let mut t = Table::default();
         t.reserve(clusters, bindings)?;
@@ -123,7 +119,7 @@ impl Table {
 
     /// Makes room for `clusters` more names and `bindings` more bindings,
     /// so that the inserts that follow cannot fail to allocate; the one
-    /// place a table grows. [`Error::OutOfMemory`] if memory ran out.
+    /// place a table grows. [`crate::Error::OutOfMemory`] if memory ran out.
     pub(crate) fn reserve(&mut self, clusters: usize, bindings: usize) -> Result<()> {
         let oom = |_| out_of_memory("the binding table");
         if clusters > 0 {
