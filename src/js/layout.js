@@ -38,7 +38,7 @@ const INFO_NOTED = 3;
 const INFO_RECORDS = 4;
 const INFO_WRITES = 5;
 const INFO_CHANGED = 6;
-// The rewrite options' bits by key (src/js/args.rs, REWRITE_OPTIONS), in an
+// The rewrite options' bits by key (src/js/options.rs, REWRITE_OPTIONS), in an
 // object without a prototype; the one set by default, and the one that needs
 // the records.
 const OPTION_BITS = Object.assign(Object.create(null), { strictCrc: 1, complete: 2, outcomes: 4 });
