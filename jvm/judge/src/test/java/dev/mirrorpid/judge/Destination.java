@@ -30,7 +30,7 @@ import org.apache.kafka.storage.internals.log.UnifiedLog;
  * Kafka's producer-state manager. Read back as Kafka sees it: its producer entries, and what a
  * read_committed consumer of it reads.
  */
-final class Destination implements AutoCloseable {
+public final class Destination implements AutoCloseable {
     static final int PRODUCER_ID_EXPIRATION_MS = KafkaLogs.PRODUCER_ID_EXPIRATION_MS;
 
     private final File dir;
@@ -57,7 +57,7 @@ final class Destination implements AutoCloseable {
     }
 
     /** A log for {@code topic}-{@code partition} under {@code parent}. */
-    static Destination create(File parent, String topic, int partition) throws IOException {
+    public static Destination create(File parent, String topic, int partition) throws IOException {
         return new Destination(new File(parent, topic + "-" + partition), new Properties());
     }
 
@@ -73,7 +73,7 @@ final class Destination implements AutoCloseable {
     }
 
     /** A compacted log ({@code cleanup.policy=compact}), as {@code __mirror_state} is. */
-    static Destination compacted(File parent, String topic, int partition) throws IOException {
+    public static Destination compacted(File parent, String topic, int partition) throws IOException {
         Properties p = new Properties();
         p.put("cleanup.policy", "compact");
         return new Destination(new File(parent, topic + "-" + partition), p);
@@ -83,7 +83,7 @@ final class Destination implements AutoCloseable {
         return KafkaLogs.open(dir, config, scheduler, cleanShutdown, expirationMs, time);
     }
 
-    UnifiedLog log() {
+    public UnifiedLog log() {
         return log;
     }
 
@@ -154,7 +154,7 @@ final class Destination implements AutoCloseable {
     }
 
     /** Kafka's producer entries for the partition, by PID. */
-    List<ProducerState> producers() {
+    public List<ProducerState> producers() {
         return producers(log);
     }
 
@@ -235,7 +235,7 @@ final class Destination implements AutoCloseable {
      * A data batch: its PID, epoch and first sequence, and the true producer its records name
      * ({@code producer}: the label of its first key, {@code "A/pa"} of {@code "A/pa/3"}).
      */
-    record Batch(long pid, short epoch, int baseSequence, String producer) {
+    public record Batch(long pid, short epoch, int baseSequence, String producer) {
 
         static Optional<Batch> of(RecordBatch batch) {
             if (batch.isControlBatch()) {
@@ -251,7 +251,7 @@ final class Destination implements AutoCloseable {
     }
 
     /** Every data batch in the log, in order. */
-    List<Batch> batches() throws IOException {
+    public List<Batch> batches() throws IOException {
         return batches(log);
     }
 

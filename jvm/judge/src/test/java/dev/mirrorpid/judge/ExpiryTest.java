@@ -1,5 +1,6 @@
 package dev.mirrorpid.judge;
 
+import dev.mirrorpid.kafka.KitAccess;
 import dev.mirrorpid.kafka.MirrorLoop;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
@@ -61,9 +62,9 @@ class ExpiryTest {
 
             // Kafka's own log cleaner compacts __mirror_state: of each key only its last record
             // stays, here the tombstone.
-            assertEquals(4, lane.state.read(0).size(), "two bindings, two tombstones");
+            assertEquals(4, KitAccess.read(lane.state, 0).size(), "two bindings, two tombstones");
             compact(lane.stateLogDir.log());
-            List<StateRecord> compacted = lane.state.read(0);
+            List<StateRecord> compacted = KitAccess.read(lane.state, 0);
             assertEquals(2, compacted.size(), "compacted: " + compacted);
             assertTrue(compacted.stream().allMatch(StateRecord::isTombstone));
 
@@ -138,9 +139,9 @@ class ExpiryTest {
             List<StateRecord> tombstones = lane.mapper().expire(System.currentTimeMillis());
             assertEquals(1, tombstones.size(), "pa's binding expired, the others were active");
             lane.state.append(tombstones);
-            int before = lane.state.read(0).size();
+            int before = KitAccess.read(lane.state, 0).size();
             compact(lane.stateLogDir.log());
-            assertEquals(before - 1, lane.state.read(0).size(), "the cleaner dropped pa's binding, kept its tombstone");
+            assertEquals(before - 1, KitAccess.read(lane.state, 0).size(), "the cleaner dropped pa's binding, kept its tombstone");
 
             // A crash after the records were persisted, before confirm, with the state compacted
             // before the new leader replays it: the old snapshot's pa is removed by the

@@ -4,6 +4,7 @@ import dev.mirrorpid.MapperConfig;
 import dev.mirrorpid.MirrorPid;
 import dev.mirrorpid.MirrorPidException;
 import dev.mirrorpid.PidMapper;
+import dev.mirrorpid.kafka.KitAccess;
 import dev.mirrorpid.kafka.MirrorLoop;
 import dev.mirrorpid.kafka.PathCheckpoint;
 import dev.mirrorpid.kafka.PathLog;
@@ -146,7 +147,7 @@ final class Lane implements AutoCloseable {
             for (PathCheckpoint c : paths.read().paths().values()) {
                 positions.put(c.path(), c.positions().keySet());
             }
-            paths.forget(positions);
+            KitAccess.forget(paths, positions);
         }
         MirrorLoop.Steps steps = step -> {
             if (step == crashAt) {
@@ -162,7 +163,7 @@ final class Lane implements AutoCloseable {
                 next.put(c.path(), c.nextOffset());
             }
         } else {
-            PidMapper mapper = state.recover(MODULE::restore, () -> MODULE.newMapper(config()));
+            PidMapper mapper = KitAccess.recover(state, MODULE::restore, () -> MODULE.newMapper(config()));
             naive = new NaiveLoop(destination.log(), leaderEpoch, state, mapper, steps);
         }
     }

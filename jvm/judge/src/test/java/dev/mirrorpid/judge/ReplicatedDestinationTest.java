@@ -9,6 +9,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.mirrorpid.Durability;
 import dev.mirrorpid.MapperConfig;
 import dev.mirrorpid.PidMapper;
+import dev.mirrorpid.kafka.KitAccess;
 import dev.mirrorpid.kafka.MirrorLoop;
 import dev.mirrorpid.kafka.PathLog;
 import dev.mirrorpid.kafka.StateLog;
@@ -201,7 +202,7 @@ class ReplicatedDestinationTest {
      */
     private static PidMapper recover(ReplicatedLane d, File snapshotFile, int[] restored) {
         StateLog state = new StateLog(d.state.leaderLog(), d.state.epoch(), d, snapshotFile.toPath());
-        return state.recover(b -> {
+        return KitAccess.recover(state, b -> {
             restored[0]++;
             return Lane.MODULE.restore(b);
         }, () -> Lane.MODULE.newMapper(d.config()));

@@ -140,7 +140,7 @@ public final class Copies {
      * Judges {@code batches}, in order, arriving by {@code path} for {@code log}; changes
      * nothing. Apply the judgement ({@link #apply}) once the batches kept are in the log.
      */
-    public Judgement judge(UnifiedLog log, String path, Iterable<? extends RecordBatch> batches, long nowMs) {
+    Judgement judge(UnifiedLog log, String path, Iterable<? extends RecordBatch> batches, long nowMs) {
         Judging judging = begin(log, path, nowMs);
         for (RecordBatch batch : batches) {
             judging.isCopy(batch);
@@ -152,12 +152,12 @@ public final class Copies {
      * {@link #judge}, a batch at a time: for a mirror that judges each batch as it places it,
      * in one pass over the fetch.
      */
-    public Judging begin(UnifiedLog log, String path, long nowMs) {
+    Judging begin(UnifiedLog log, String path, long nowMs) {
         return new Judging(Objects.requireNonNull(log, "log"), Objects.requireNonNull(path, "path"), nowMs);
     }
 
     /** A judgement being made, batch by batch, in the fetch's order. */
-    public final class Judging {
+    final class Judging {
         private final UnifiedLog log;
         private final String path;
         private final long nowMs;
@@ -178,7 +178,7 @@ public final class Copies {
         }
 
         /** Whether {@code batch}, the fetch's next, is a copy. */
-        public boolean isCopy(RecordBatch batch) {
+        boolean isCopy(RecordBatch batch) {
             long pid = batch.producerId();
             boolean control = batch.isControlBatch();
             int at = index++;
@@ -198,7 +198,7 @@ public final class Copies {
         }
 
         /** The judgement of the batches seen, for {@link Copies#apply}. */
-        public Judgement end() {
+        Judgement end() {
             if (run != null) {
                 moved.put(run.pid, run.position(nowMs));
                 run = null;
@@ -266,7 +266,7 @@ public final class Copies {
      * @throws IllegalStateException the judgement was applied already, or another one was
      *     applied after it was made (its view of the log is stale)
      */
-    public void apply(Judgement judgement) {
+    void apply(Judgement judgement) {
         if (judgement.generation != generation) {
             throw new IllegalStateException("a stale judgement of path " + judgement.path
                     + ": another was applied after it was made");
@@ -284,7 +284,7 @@ public final class Copies {
      * @param dated the tail positions that this call dated, by PID: each as it was, with the clock
      *     of this call as its {@code lastMs}
      */
-    public record Forgotten(Map<String, Set<Long>> paths, Set<Long> tail, Map<Long, Position> dated) {}
+    record Forgotten(Map<String, Set<Long>> paths, Set<Long> tail, Map<Long, Position> dated) {}
 
     /**
      * Forgets the positions of PIDs that Kafka's producer state no longer holds and that no
@@ -294,7 +294,7 @@ public final class Copies {
      * reads it undated ({@code lastMs} 0), and this call dates it with {@code nowMs}, so that
      * one whose path never comes back does not stay in the path log for ever.
      */
-    public Forgotten forget(UnifiedLog log, long nowMs) {
+    Forgotten forget(UnifiedLog log, long nowMs) {
         Map<String, Set<Long>> forgotten = new HashMap<>();
         for (Map.Entry<String, Map<Long, Position>> path : paths.entrySet()) {
             Iterator<Map.Entry<Long, Position>> it = path.getValue().entrySet().iterator();

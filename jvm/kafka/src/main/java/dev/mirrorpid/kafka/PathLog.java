@@ -67,7 +67,7 @@ public final class PathLog {
     }
 
     /** The Kafka log behind this partition. */
-    public UnifiedLog log() {
+    UnifiedLog log() {
         return partition.log();
     }
 
@@ -107,7 +107,7 @@ public final class PathLog {
      * destinationEnd}; a leader stores it before its first append, so that whatever it appends
      * lies beyond a log end stored here.
      */
-    public void leading(long destinationEnd) {
+    void leading(long destinationEnd) {
         leading(destinationEnd, Map.of());
     }
 
@@ -119,7 +119,7 @@ public final class PathLog {
      *
      * @throws IllegalArgumentException a negative log end or PID
      */
-    public void leading(long destinationEnd, Map<Long, Position> tail) {
+    void leading(long destinationEnd, Map<Long, Position> tail) {
         if (destinationEnd < 0) {
             throw new IllegalArgumentException("negative destination end " + destinationEnd);
         }
@@ -144,7 +144,7 @@ public final class PathLog {
     public record Resume(Map<String, PathCheckpoint> paths, Map<Long, Position> tail, long destinationEnd) {}
 
     /** Stores, in one batch, that the positions {@code forgotten} (PIDs by path) are gone. */
-    public void forget(Map<String, Set<Long>> forgotten) {
+    void forget(Map<String, Set<Long>> forgotten) {
         forget(new Copies.Forgotten(forgotten, Set.of(), Map.of()));
     }
 
@@ -155,7 +155,7 @@ public final class PathLog {
      *
      * @throws IllegalArgumentException a negative PID among the dated ones
      */
-    public void forget(Copies.Forgotten forgotten) {
+    void forget(Copies.Forgotten forgotten) {
         List<CompactedPartition.Entry> entries = new ArrayList<>();
         for (Map.Entry<String, Set<Long>> path : new TreeMap<>(forgotten.paths()).entrySet()) {
             for (long pid : new TreeSet<>(path.getValue())) {

@@ -70,7 +70,7 @@ public final class StateLog {
     }
 
     /** The Kafka log behind this partition. */
-    public UnifiedLog log() {
+    UnifiedLog log() {
         return partition.log();
     }
 
@@ -129,7 +129,7 @@ public final class StateLog {
      * Every mapper record from {@code from} to the committed log end, in log order (what a new
      * leader replays); the records that name snapshots are left out.
      */
-    public List<StateRecord> read(long from) {
+    List<StateRecord> read(long from) {
         return replayed(partition.read(from, partition.committedEnd())).records;
     }
 
@@ -158,7 +158,7 @@ public final class StateLog {
      * @throws dev.mirrorpid.MirrorPidException the module refused the snapshot or a record
      * @throws org.apache.kafka.common.KafkaException the log's end is not known to be committed
      */
-    public PidMapper recover(Function<byte[], PidMapper> restore, Supplier<PidMapper> fresh) {
+    PidMapper recover(Function<byte[], PidMapper> restore, Supplier<PidMapper> fresh) {
         Optional<ByteBuffer> local = local();
         long covers = -1;
         byte[] snapshot = null;

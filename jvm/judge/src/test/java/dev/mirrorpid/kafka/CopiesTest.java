@@ -1,8 +1,9 @@
-package dev.mirrorpid.judge;
+package dev.mirrorpid.kafka;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
-import dev.mirrorpid.kafka.Copies;
+import dev.mirrorpid.judge.Destination;
+import dev.mirrorpid.judge.KafkaLogs;
 import java.io.File;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;

@@ -1,15 +1,12 @@
-package dev.mirrorpid.judge;
+package dev.mirrorpid.kafka;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.mirrorpid.kafka.Copies;
-import dev.mirrorpid.kafka.CorruptStateException;
-import dev.mirrorpid.kafka.PathCheckpoint;
+import dev.mirrorpid.judge.Destination;
+import dev.mirrorpid.judge.KafkaLogs;
 import dev.mirrorpid.kafka.PathCheckpoint.Position;
-import dev.mirrorpid.kafka.PathLog;
-import dev.mirrorpid.kafka.StateLog;
 import java.io.File;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
