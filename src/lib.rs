@@ -56,6 +56,7 @@ pub mod error;
 pub(crate) mod json;
 pub mod mapper;
 #[cfg(feature = "peer")]
+#[doc(hidden)] // the benchmarks' naive peer, not the library
 pub mod peer;
 pub mod pid;
 pub mod plan;
@@ -79,8 +80,8 @@ pub struct ReadmeExample;
 
 pub use error::{Code, Error, Result};
 pub use mapper::{
-    seed_hashing, BindingView, Call, Collision, Durability, KnownSource, LoadOutcome, MapOutcome,
-    Mapper, MapperConfig, Origins, Source, SourceCluster,
+    BindingView, Call, Collision, Durability, KnownSource, LoadOutcome, MapOutcome, Mapper,
+    MapperConfig, Origins, Source, SourceCluster,
 };
 pub use pid::{decode_pid, map_pid, PidInfo, PidSpace};
 pub use record::{StateKey, StateRecord, StateValue};

@@ -9,9 +9,8 @@ mod common;
 
 use common::batches::fetch;
 
-use mirrorpid::{
-    seed_hashing, Error, Mapper, MapperConfig, RewriteOptions, StateKey, StateRecord, StateValue,
-};
+use mirrorpid::mapper::seed_hashing;
+use mirrorpid::{Error, Mapper, MapperConfig, RewriteOptions, StateKey, StateRecord, StateValue};
 
 fn config() -> MapperConfig {
     MapperConfig {

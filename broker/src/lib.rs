@@ -59,7 +59,7 @@ pub extern "C" fn mp_abi_version() -> i32 {
 #[no_mangle]
 pub extern "C" fn mp_hash_seed(seed: i64) -> i32 {
     call(|_| {
-        mirrorpid::seed_hashing(seed as u64);
+        mirrorpid::mapper::seed_hashing(seed as u64);
         Ok(0)
     })
 }

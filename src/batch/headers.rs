@@ -150,7 +150,7 @@ pub fn gather(fetch: &[u8], max_slots: usize, slots: &mut Vec<u8>) -> Vec<usize>
 /// `read(pos, window)` fills `window` with the fetch's bytes from `pos`
 /// (within the fetch). `offsets` gets the entries' offsets. Fails only when
 /// memory for the slots runs out, with what was gathered so far kept.
-pub fn gather_with(
+pub(crate) fn gather_with(
     len: usize,
     max_slots: usize,
     slots: &mut Vec<u8>,
@@ -188,7 +188,7 @@ pub fn gather_with(
 /// Each changed slot's entry offset, CRC and producer ID (`offsets` as
 /// [`gather`] returned them): the 12 bytes a host writes back at
 /// `offset + 17` and `offset + 43` after a header rewrite.
-pub fn changed_slots<'s>(
+pub(crate) fn changed_slots<'s>(
     slots: &'s [u8],
     offsets: &'s [usize],
 ) -> impl Iterator<Item = (usize, &'s [u8], &'s [u8])> + 's {

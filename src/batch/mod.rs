@@ -24,9 +24,10 @@ pub use builder::{BatchBuilder, RecordSpec};
 pub use changes::BatchOutcome;
 pub(crate) use changes::{bytes_after_pid, crc_word, write_all, Changes, Noted, PidWrite};
 pub(crate) use headers::Gathered;
+#[cfg(feature = "js")]
+pub(crate) use headers::{changed_slots, gather_with};
 pub use headers::{
-    changed_slots, gather, gather_with, write_back, HeaderView, SLOT_BYTES, SLOT_CHANGED_OFFSET,
-    SLOT_LEN_OFFSET, WINDOW,
+    gather, write_back, HeaderView, SLOT_BYTES, SLOT_CHANGED_OFFSET, SLOT_LEN_OFFSET, WINDOW,
 };
 pub(crate) use walker::{step, Entries, Step};
 pub use walker::{Batches, Entry};

@@ -120,7 +120,8 @@ impl Mapper {
 
     /// [`Mapper::expire`], running `then` on the tombstones before anything
     /// is dropped: if `then` fails, the call fails with its error and
-    /// changes nothing (the broker module writes its output there).
+    /// changes nothing (a host writes them where it persists, as the broker
+    /// module writes its output there).
     pub fn expire_then(
         &mut self,
         now_ms: i64,
