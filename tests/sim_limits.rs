@@ -1,5 +1,6 @@
-//! Scenarios a visitor can paste that once overflowed the stack, ran for
-//! hours or overflowed the clock: each is now a clear error, fast.
+//! Scenarios a visitor can paste that are wrong, or that once overflowed
+//! the stack, ran for hours or overflowed the clock: each is a clear
+//! error, fast.
 #![cfg(not(target_arch = "wasm32"))]
 
 use std::time::{Duration, Instant};
@@ -109,4 +110,50 @@ fn the_clock_never_overflows() {
     let mut s = chain(2, false);
     s["events"] = json!([{"type": "expire", "advanceMs": i64::MAX.to_string()}]);
     rejected(s, "clock overflows");
+}
+
+#[test]
+fn bad_scenarios_give_clear_errors() {
+    let cases = [
+        ("{", "scenario JSON"),
+        // serde alone reads an array as a struct's fields in order.
+        (
+            r#"["n", "d", "bxw7Kp1OS3-KHC0-T1prfA", "bindings", [{"id":"A"}]]"#,
+            "expected an object",
+        ),
+        (r#"{"clusters":[["A", true]]}"#, "expected an object"),
+        (
+            r#"{"clusters":[{"id":"A"}],"producers":[["p","A","1"]]}"#,
+            "expected an object",
+        ),
+        (
+            r#"{"clusters":[{"id":"A"}],"links":[{"from":"A","to":"Z"}]}"#,
+            "unknown cluster \"Z\"",
+        ),
+        (r#"{"clusters":[{"id":"A"},{"id":"A"}]}"#, "defined twice"),
+        (
+            r#"{"clusters":[{"id":"A"}],"producers":[{"id":"p","cluster":"A","pid":"1099511627776"}]}"#,
+            "out of range",
+        ),
+        (
+            r#"{"clusters":[{"id":"A"}],"events":[{"type":"produce","producer":"nobody"}]}"#,
+            "unknown producer \"nobody\"",
+        ),
+        (
+            r#"{"clusters":[{"id":"A","writable":false}],"producers":[{"id":"p","cluster":"A","pid":"1"}],"events":[{"type":"produce","producer":"p"}]}"#,
+            "read-only mirror",
+        ),
+        (
+            r#"{"clusters":[{"id":"A"}],"events":[{"type":"explode"}]}"#,
+            "unknown variant",
+        ),
+        (
+            r#"{"clusters":[{"id":"A"}],"topicId":"nope"}"#,
+            "InvalidTopicId",
+        ),
+    ];
+    for (json, needle) in cases {
+        let err = simulate_json(json).unwrap_err().to_string();
+        assert!(err.contains(needle), "{json}: {err}");
+    }
 }
