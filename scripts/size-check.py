@@ -14,10 +14,9 @@ CODE = {".rs", ".java", ".js", ".mjs", ".ts", ".py", ".sh", ".css", ".html"}
 SOURCE_LIMIT = 450
 TEST_LIMIT = 600
 
-# Over their limit today, with the most lines each may have until it is split.
-OVER = {
-    "tests/web.rs": 720,
-}
+# Files over their limit, with the most lines each may have until it is split (none today:
+# a file that grows past its limit is split, or listed here with a reason in its commit).
+OVER: dict[str, int] = {}
 
 
 def is_test(path):

@@ -4,6 +4,9 @@
 
 use serde_json::Value;
 
+#[cfg(all(target_arch = "wasm32", feature = "js"))]
+pub mod js;
+
 /// One F value: `F(source, pid, salt) = mapped`.
 pub struct FVector {
     pub source: String,
