@@ -289,11 +289,26 @@ def t_mapper():
     data = load("criterion")
     r = data["results"]
     rows = []
-    for group, label in [("map", "map(): "), ("1M bindings", "a million bindings: "), ("scale", ""),
-                         ("100k identities", "100,000 identities: ")]:
-        for key in sorted(k for k in r if k.startswith(group + "/")):
-            rows.append([label + key.split("/", 1)[1], fmt_ns(r[key]["ns"])])
-    return with_machine(data, table(["work", "time"], rows))
+
+    def row(label, key, per):
+        if key in r:
+            rows.append([label, fmt_ns(r[key]["ns"] / per)])
+
+    row("map(), a bound identity, four sources in turn, 1,000 bound", "map/bound identity x1000", 1000)
+    row("map(), a bound identity, one source at a time, 1,000 bound",
+        "map/bound identity x1000, one source at a time", 1000)
+    for n in (1000, 100_000, 1_000_000, 10_000_000):
+        row(f"map(), a bound identity, {n:,} bound", f"scale/map bound x1000, {n} bound", 1000)
+    for n in (1000, 100_000, 1_000_000, 10_000_000):
+        row(f"rewrite, a batch of a 1000-batch fetch, {n:,} bound", f"scale/rewrite 1000 batches, {n} bound", 1000)
+    row("replay, a record of a million bindings (decode + load)", "1M bindings/replay records (decode + load)", 1e6)
+    row("restore, a binding of a million-binding snapshot", "1M bindings/restore snapshot", 1e6)
+    for op, label in (("map new", "map(), a new identity"), ("map bound", "map(), a bound identity"),
+                      ("rewrite bound", "rewrite, a batch of a bound identity"),
+                      ("restore", "restore, a binding")):
+        for kind in ("random PIDs", "adversarial PIDs", "random cluster IDs", "adversarial cluster IDs"):
+            row(f"{label}, 100,000 of {kind}", f"100k identities/{op}, {kind}", 100_000)
+    return with_machine(data, table(["work", "each"], rows))
 
 
 def t_partitions():
