@@ -16,10 +16,12 @@ const CONFIG: &str = r#"{"topicId":"bxw7Kp1OS3-KHC0-T1prfA","partition":7}"#;
 /// list before any producer (their first growth comes with the work).
 const EMPTY_MAPPER_BYTES: usize = 456;
 /// What a mapper of ten producers holds once they are confirmed.
-const TEN_PRODUCERS_BYTES: usize = 3_680;
-/// The most a mapper of ten producers may hold: a partition's share of
-/// the 16 KiB a broker can spend on it.
-const TEN_PRODUCERS_LIMIT: usize = 4 << 10;
+const TEN_PRODUCERS_BYTES: usize = 1_848;
+/// The most a mapper of ten producers may hold: small enough that ten
+/// thousand partitions' mappers fit a server's last-level cache, which
+/// round-robin fetches over them reach (a call keeps no room for the
+/// records or output it does not make).
+const TEN_PRODUCERS_LIMIT: usize = 2 << 10;
 
 fn instance() -> BrokerModule {
     BrokerModule::load(&default_module_path()).expect("scripts/build.sh first")

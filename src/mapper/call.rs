@@ -49,6 +49,17 @@ pub(super) struct Scratch {
     last: Option<(usize, Wire)>,
 }
 
+impl Scratch {
+    /// Forgets the last call's records, and their room: a call that makes
+    /// records is rare once a mapper's producers are bound, and a broker
+    /// holds thousands of mappers, so none keeps room for records between
+    /// such calls.
+    #[inline(never)]
+    fn release_records(&mut self) {
+        self.records = Vec::new();
+    }
+}
+
 impl Mapper {
     /// Begins a call at host time `now_ms`: map PIDs or rewrite a fetch on
     /// it, persist what it returns, then [`Call::commit`].
@@ -59,7 +70,7 @@ impl Mapper {
         let had_stage = self.stage.is_some();
         self.scratch.snapshot_required = false;
         if !self.scratch.records.is_empty() {
-            self.scratch.records.clear();
+            self.scratch.release_records();
         }
         self.scratch.changes.clear();
         Call {
