@@ -157,14 +157,26 @@ public final class MirrorPid {
         return n;
     }
 
-    /** A mapper made by {@code export} from {@code input} in the instance that holds the fewest. */
+    /**
+     * A mapper made by {@code export} from {@code input} in the instance that holds the fewest.
+     * Placed in an instance that another call's trap closed before this mapper was made there,
+     * it is placed again (the trapped instance has left the pool); a trap of its own call is
+     * thrown, as any other call's.
+     */
     private PidMapper placed(Export export, byte[] input) {
-        SharedInstance home = place();
-        try {
-            return PidMapper.made(home, export, input);
-        } catch (RuntimeException e) {
+        while (true) {
+            SharedInstance home = place();
+            PidMapper made;
+            try {
+                made = PidMapper.made(home, export, input);
+            } catch (RuntimeException e) {
+                released(home);
+                throw e;
+            }
+            if (made != null) {
+                return made;
+            }
             released(home);
-            throw e;
         }
     }
 

@@ -54,10 +54,16 @@ public final class PidMapper implements AutoCloseable {
 
     /**
      * A mapper made in {@code home} by {@code export} ({@code mp_mapper_new} or {@code
-     * mp_restore}) from {@code input}; the caller gives {@code home} back to its pool if it fails.
+     * mp_restore}) from {@code input}, or null if a trap closed {@code home} before the call; the
+     * caller gives {@code home} back to its pool unless a mapper is returned.
      */
     static PidMapper made(SharedInstance home, Export export, byte[] input) {
         synchronized (home) {
+            if (home.isTrapped()) {
+                // Another mapper's call trapped it after this one was placed there: this mapper
+                // was never made, and belongs in another instance.
+                return null;
+            }
             ModuleInstance instance = home.live();
             int p = home.put(input);
             int h;

@@ -60,6 +60,11 @@ final class SharedInstance {
         return instance;
     }
 
+    /** Whether a call on it trapped (it is closed, and out of the pool). */
+    boolean isTrapped() {
+        return trap != null;
+    }
+
     /** The trap a call of {@code export} met: the instance is closed and leaves the pool. */
     ModuleTrappedException trapped(String export, RuntimeException e) {
         if (trap == null) {

@@ -4,12 +4,14 @@ import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotSame;
+import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.IOException;
 import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
 import org.apache.kafka.common.compress.Compression;
@@ -132,6 +134,28 @@ class SharedInstancesTest {
             }
         }
         mappers.forEach(PidMapper::close);
+        assertEquals(0, module.liveInstances());
+    }
+
+    /**
+     * A mapper placed in an instance that another thread's trap closes before the mapper is made
+     * there is not made there: the making reports it (null), and placing again finds a live
+     * instance, so that a new partition never fails for another partition's fault.
+     */
+    @Test
+    void aMapperPlacedInAnInstanceATrapClosedIsPlacedAgain() {
+        MirrorPid module = MirrorPid.builder().instances(1).build();
+        PidMapper failing = lead(module, 0, fetch(0, PRODUCERS));
+        SharedInstance home = failing.home();
+        Faults.trapNextCall(failing);
+        assertThrows(ModuleTrappedException.class, () -> failing.size());
+        byte[] config = config(1).toJson().getBytes(StandardCharsets.UTF_8);
+        assertNull(PidMapper.made(home, Export.MAPPER_NEW, config), "nothing is made in a trapped instance");
+        try (PidMapper next = module.newMapper(config(1))) {
+            assertNotSame(home, next.home());
+            assertEquals(0, next.size());
+        }
+        failing.close();
         assertEquals(0, module.liveInstances());
     }
 
