@@ -118,16 +118,10 @@ fn abi_java() -> String {
 
 #[test]
 fn abi_java_is_what_rust_defines() {
-    let text = abi_java();
     let file = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(PATH);
-    if std::env::var_os("MIRRORPID_WRITE_GENERATED").is_some() {
-        std::fs::write(&file, &text).expect("Abi.java is written");
-        return;
-    }
-    let held = std::fs::read_to_string(&file).unwrap_or_default();
-    assert!(
-        held == text,
-        "jvm/library/src/main/java/dev/mirrorpid/Abi.java differs from what the Rust \
-         definitions write: run scripts/generate.sh"
+    mirrorpid_test_support::generated::write_or_check(
+        &file,
+        PATH.trim_start_matches("../"),
+        &abi_java(),
     );
 }

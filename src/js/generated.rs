@@ -24,25 +24,20 @@ const PATH: &str = "src/js/layout.js";
 
 /// The text of `layout.js`.
 fn layout_js() -> String {
-    let mut out = String::new();
-    let mut line = |text: String| {
-        out.push_str(&text);
-        out.push('\n');
-    };
     let group = |doc: &str, consts: &[(&str, usize)]| {
         let mut text = comment(doc);
         for (name, value) in consts {
             let _ = writeln!(text, "const {name} = {value};");
         }
-        text.pop();
         text
     };
-    line(comment(
+    let mut out = comment(
         "Generated from the Rust definitions by scripts/generate.sh \
          (src/js/generated.rs); do not edit: a test fails when it differs from \
          what they write.",
-    ));
-    line(group(
+    );
+    out.push('\n');
+    out += &group(
         "The v2 batch header's fields the builders read (src/batch/mod.rs).",
         &[
             ("LENGTH_OFFSET", LENGTH_OFFSET),
@@ -50,21 +45,21 @@ fn layout_js() -> String {
             ("CRC_OFFSET", CRC_OFFSET),
             ("PRODUCER_ID_OFFSET", PRODUCER_ID_OFFSET),
         ],
-    ));
-    line(group(
+    );
+    out += &group(
         "A header slot: the window, then its length (src/batch/headers.rs).",
         &[
             ("WINDOW", WINDOW),
             ("SLOT_LEN_OFFSET", SLOT_LEN_OFFSET),
             ("SLOT_BYTES", SLOT_BYTES),
         ],
-    ));
-    line(group(
+    );
+    out += &group(
         "From this many bytes a batch on average, the fast path copies header \
          windows, not every byte (src/js/fast.rs).",
         &[("WINDOWS_FROM", WINDOWS_FROM)],
-    ));
-    line(group(
+    );
+    out += &group(
         "A batch's outcome as the walk notes it (src/batch/changes.rs, Noted): \
          bytes, and its flags' bits.",
         &[
@@ -79,16 +74,16 @@ fn layout_js() -> String {
             ("NOTED_TRANSACTIONAL", usize::from(Noted::TRANSACTIONAL)),
             ("NOTED_MARKER_SHIFT", usize::from(Noted::MARKER_SHIFT)),
         ],
-    ));
-    line(group(
+    );
+    out += &group(
         "A batch's write (src/batch/changes.rs, PidWrite), in 32-bit words.",
         &[
             ("WRITE_WORDS", PidWrite::BYTES / 4),
             ("WRITE_ENTRY", PidWrite::AT_ENTRY / 4),
             ("WRITE_OFFSET", PidWrite::AT_OFFSET / 4),
         ],
-    ));
-    line(group(
+    );
+    out += &group(
         "The words of a rewrite's numbers (src/js/build.rs, Done).",
         &[
             ("INFO_CONSUMED", Done::CONSUMED),
@@ -99,7 +94,7 @@ fn layout_js() -> String {
             ("INFO_WRITES", Done::WRITES),
             ("INFO_CHANGED", Done::CHANGED),
         ],
-    ));
+    );
     let bits = REWRITE_OPTIONS
         .iter()
         .map(|(key, bit)| format!("{key}: {bit}"))
@@ -112,9 +107,9 @@ fn layout_js() -> String {
             .map(|(_, b)| *b)
             .expect("a rewrite option")
     };
-    line(format!(
+    out += &format!(
         "{}const OPTION_BITS = Object.assign(Object.create(null), {{ {bits} }});\n\
-         const OUTCOMES = {};\nconst STRICT = {};",
+         const OUTCOMES = {};\nconst STRICT = {};\n",
         comment(
             "The rewrite options' bits by key (src/js/options.rs, REWRITE_OPTIONS), \
              in an object without a prototype; the one set by default, and the one \
@@ -122,7 +117,7 @@ fn layout_js() -> String {
         ),
         bit("outcomes"),
         bit("strictCrc")
-    ));
+    );
     out
 }
 
@@ -142,21 +137,6 @@ fn comment(doc: &str) -> String {
     text + &line + "\n"
 }
 
-/// Writes `text` to the repository's `path` when `MIRRORPID_WRITE_GENERATED`
-/// is set; otherwise fails unless the file holds exactly `text`.
-fn write_or_check(path: &str, text: &str) {
-    let file = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(path);
-    if std::env::var_os("MIRRORPID_WRITE_GENERATED").is_some() {
-        std::fs::write(&file, text).expect("the generated file is written");
-        return;
-    }
-    let held = std::fs::read_to_string(&file).unwrap_or_default();
-    assert!(
-        held == text,
-        "{path} differs from what the Rust definitions write: run scripts/generate.sh"
-    );
-}
-
 #[test]
 fn layout_js_is_what_rust_defines() {
     let text = layout_js();
@@ -164,10 +144,16 @@ fn layout_js_is_what_rust_defines() {
     let builders = include_str!("builders.js");
     for name in text.lines().filter_map(|l| l.strip_prefix("const ")) {
         let name = name.split(' ').next().unwrap_or_default();
+        let word = |c: Option<char>| c.is_some_and(|c| c.is_alphanumeric() || c == '_');
+        let read = builders.match_indices(name).any(|(at, _)| {
+            !word(builders[..at].chars().next_back())
+                && !word(builders[at + name.len()..].chars().next())
+        });
         assert!(
-            builders.matches(name).count() > 0,
+            read,
             "{name} is generated, and src/js/builders.js never reads it"
         );
     }
-    write_or_check(PATH, &text);
+    let file = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(PATH);
+    mirrorpid_test_support::generated::write_or_check(&file, PATH, &text);
 }

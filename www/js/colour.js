@@ -25,9 +25,10 @@ export function regionColours(region) {
  * idempotent producer's PID rewritten below -1: producer state ignores it).
  */
 export function pidStyle(pid) {
-  const { space, region } = decodePid(BigInt(pid));
+  const n = BigInt(pid);
+  const { space, region } = decodePid(n);
   if (space === "mirrored") return { kind: "mapped", region, ...regionColours(region) };
   // -1 is "no producer" (not idempotent): nothing to track, nothing lost.
-  if (BigInt(pid) < -1n) return { kind: "negative", background: "#fdecea", ink: "#9b1c13", edge: "#d4483b" };
+  if (n < -1n) return { kind: "negative", background: "#fdecea", ink: "#9b1c13", edge: "#d4483b" };
   return { kind: "local", background: "#eef0f4", ink: "#2b3342", edge: "#9aa3b2" };
 }

@@ -10,6 +10,8 @@
 //! * [`clusters`]: cluster names that share a region, to force collisions;
 //! * [`crash`]: the crash-point harness of the persistence protocol, for
 //!   any leader;
+//! * [`generated`]: a generated file checked against, or written from, its
+//!   Rust definitions;
 //! * `kp` (not in WebAssembly): batches encoded by the `kafka-protocol`
 //!   crate, an implementation independent of mirrorpid's.
 
@@ -18,5 +20,6 @@ pub mod bench;
 pub mod clusters;
 pub mod crash;
 pub mod fetch;
+pub mod generated;
 #[cfg(not(target_arch = "wasm32"))]
 pub mod kp;

@@ -66,11 +66,6 @@ public final class PathLog {
         this.partition = new CompactedPartition(log, leaderEpoch, broker);
     }
 
-    /** The Kafka log behind this partition. */
-    UnifiedLog log() {
-        return partition.log();
-    }
-
     /**
      * Stores, in one batch, that {@code path} resumes at {@code nextOffset} and stands at {@code
      * moved} for the PIDs there, as of the destination's log end {@code destinationEnd}; returns

@@ -70,7 +70,7 @@ public final class StateLog {
     }
 
     /** The Kafka log behind this partition. */
-    UnifiedLog log() {
+    private UnifiedLog log() {
         return partition.log();
     }
 
