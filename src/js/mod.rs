@@ -26,7 +26,9 @@ mod build;
 mod convert;
 mod fast;
 mod functions;
-#[cfg(test)]
+// Native only: it reads and writes the repository's files, and the wasm
+// test build links no second copy of this crate (tests/support's).
+#[cfg(all(test, not(target_arch = "wasm32")))]
 mod generated;
 mod options;
 mod rewrite;
