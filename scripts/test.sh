@@ -27,7 +27,9 @@ cargo clippy --workspace --all-targets --features js,peer -- -D warnings
 # The broker module as it is built (wasm32, its allocator and the peer variant).
 cargo clippy -p mirrorpid-broker --target wasm32-unknown-unknown --features peer -- -D warnings
 
-log "cargo doc (the public API's docs link where they say; -D warnings)"
+log "cargo doc (the public API's docs link where they say; -D warnings); without features the crate exports the library alone"
+RUSTDOCFLAGS="-D warnings" cargo doc --no-deps -p mirrorpid
+python3 scripts/surface-check.py
 RUSTDOCFLAGS="-D warnings" cargo doc --no-deps -p mirrorpid -p mirrorpid-host
 
 log "cargo package: the mirrorpid crate as crates.io would receive it (built from the packaged files alone)"

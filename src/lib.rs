@@ -50,13 +50,28 @@ macro_rules! text {
     };
 }
 
+/// An item of the broker module's API (feature `broker`): public with the
+/// feature, crate-private without, so that the default public surface is
+/// the library a Rust user maps and rewrites with, not the slot plumbing a
+/// host that keeps records in its own buffers builds on.
+macro_rules! broker_api {
+    ($(#[$attr:meta])* pub $($item:tt)*) => {
+        #[cfg(feature = "broker")]
+        $(#[$attr])*
+        pub $($item)*
+        #[cfg(not(feature = "broker"))]
+        #[allow(dead_code)]
+        $(#[$attr])*
+        pub(crate) $($item)*
+    };
+}
+
 pub mod batch;
 pub(crate) mod crc;
 pub mod error;
 pub(crate) mod json;
 pub mod mapper;
 #[cfg(feature = "peer")]
-#[doc(hidden)] // the benchmarks' naive peer, not the library
 pub mod peer;
 pub mod pid;
 pub mod plan;

@@ -21,6 +21,13 @@
 //! (CRC) and `[43, 51)` (producer ID) go back into the host's buffer at
 //! the entry's offset; nothing else changes.
 
+// Without `broker` or `js` no host gathers headers: the view compiles, but
+// nothing in the crate makes one.
+#![cfg_attr(
+    not(any(feature = "broker", feature = "js")),
+    allow(dead_code, unused_imports)
+)]
+
 use super::{
     PidWrite, CONTROL_KEY_READ, CRC_OFFSET, HEADER_LEN, LENGTH_OFFSET, LOG_OVERHEAD,
     PRODUCER_ID_OFFSET,
@@ -71,6 +78,7 @@ impl<'a> HeaderView<'a> {
     }
 
     /// The length of the fetch the headers were gathered from.
+    #[cfg(feature = "broker")]
     pub fn fetch_len(&self) -> usize {
         self.fetch_len
     }
@@ -138,6 +146,7 @@ const CHANGED: [u8; 4] = 1i32.to_be_bytes();
 /// offsets, which [`write_back`] needs. (Should memory for the slots run
 /// out, it stops there: fewer slots are a valid gather, whose rewrite
 /// consumes less.)
+#[cfg(feature = "broker")]
 pub fn gather(fetch: &[u8], max_slots: usize, slots: &mut Vec<u8>) -> Vec<usize> {
     let mut offsets = Vec::new();
     let read = |pos: usize, dst: &mut [u8]| dst.copy_from_slice(&fetch[pos..pos + dst.len()]);
@@ -150,6 +159,7 @@ pub fn gather(fetch: &[u8], max_slots: usize, slots: &mut Vec<u8>) -> Vec<usize>
 /// `read(pos, window)` fills `window` with the fetch's bytes from `pos`
 /// (within the fetch). `offsets` gets the entries' offsets. Fails only when
 /// memory for the slots runs out, with what was gathered so far kept.
+#[cfg(any(feature = "broker", feature = "js"))]
 pub(crate) fn gather_with(
     len: usize,
     max_slots: usize,
@@ -188,6 +198,7 @@ pub(crate) fn gather_with(
 /// Each changed slot's entry offset, CRC and producer ID (`offsets` as
 /// [`gather`] returned them): the 12 bytes a host writes back at
 /// `offset + 17` and `offset + 43` after a header rewrite.
+#[cfg(any(feature = "broker", feature = "js"))]
 pub(crate) fn changed_slots<'s>(
     slots: &'s [u8],
     offsets: &'s [usize],
@@ -208,6 +219,7 @@ pub(crate) fn changed_slots<'s>(
 /// Writes each changed slot's CRC and producer ID back into `fetch` at
 /// its entry's offset (`offsets` as [`gather`] returned them), as a host
 /// does after a header rewrite.
+#[cfg(feature = "broker")]
 pub fn write_back(slots: &[u8], offsets: &[usize], fetch: &mut [u8]) {
     for (at, crc, pid) in changed_slots(slots, offsets) {
         for (start, bytes) in [(at + CRC_OFFSET, crc), (at + PRODUCER_ID_OFFSET, pid)] {

@@ -18,6 +18,7 @@
 mod builder;
 mod changes;
 mod headers;
+mod offsets;
 mod walker;
 
 pub use builder::{BatchBuilder, RecordSpec};
@@ -26,63 +27,22 @@ pub(crate) use changes::{bytes_after_pid, crc_word, write_all, Changes, Noted, P
 pub(crate) use headers::Gathered;
 #[cfg(feature = "js")]
 pub(crate) use headers::{changed_slots, gather_with};
+#[cfg(feature = "broker")]
 pub use headers::{
     gather, write_back, HeaderView, SLOT_BYTES, SLOT_CHANGED_OFFSET, SLOT_LEN_OFFSET, WINDOW,
 };
+#[cfg(not(feature = "broker"))]
+#[allow(unused_imports)] // what the crate's own paths and tests read of it
+pub(crate) use headers::{HeaderView, SLOT_BYTES, SLOT_LEN_OFFSET, WINDOW};
+#[cfg(feature = "broker")]
+pub use offsets::*;
+#[cfg(not(feature = "broker"))]
+pub(crate) use offsets::*;
 pub(crate) use walker::{step, Entries, Step};
 pub use walker::{Batches, Entry};
 
 use crate::error::{Error, Result};
 use crate::wire::Reader;
-
-// The v2 header's fields, each offset chained from the one before, as
-// Kafka's `DefaultRecordBatch` declares them.
-
-/// Offset of baseOffset (i64).
-pub const BASE_OFFSET_OFFSET: usize = 0;
-/// Offset of batchLength (i32: the batch's size after the first 12 bytes).
-pub const LENGTH_OFFSET: usize = BASE_OFFSET_OFFSET + 8;
-/// Bytes before `batchLength` counts: baseOffset and batchLength.
-pub const LOG_OVERHEAD: usize = LENGTH_OFFSET + 4;
-/// Offset of partitionLeaderEpoch (i32).
-pub const PARTITION_LEADER_EPOCH_OFFSET: usize = LOG_OVERHEAD;
-/// Offset of the magic byte.
-pub const MAGIC_OFFSET: usize = PARTITION_LEADER_EPOCH_OFFSET + 4;
-/// Offset of the CRC (u32, CRC-32C of everything from the attributes on).
-pub const CRC_OFFSET: usize = MAGIC_OFFSET + 1;
-/// Offset of the attributes (i16); the CRC covers everything from here.
-pub const ATTRIBUTES_OFFSET: usize = CRC_OFFSET + 4;
-/// Offset of lastOffsetDelta (i32).
-pub const LAST_OFFSET_DELTA_OFFSET: usize = ATTRIBUTES_OFFSET + 2;
-/// Offset of baseTimestamp (i64).
-pub const BASE_TIMESTAMP_OFFSET: usize = LAST_OFFSET_DELTA_OFFSET + 4;
-/// Offset of maxTimestamp (i64).
-pub const MAX_TIMESTAMP_OFFSET: usize = BASE_TIMESTAMP_OFFSET + 8;
-/// Offset of the producer ID (i64).
-pub const PRODUCER_ID_OFFSET: usize = MAX_TIMESTAMP_OFFSET + 8;
-/// Offset of producerEpoch (i16).
-pub const PRODUCER_EPOCH_OFFSET: usize = PRODUCER_ID_OFFSET + 8;
-/// Offset of baseSequence (i32).
-pub const BASE_SEQUENCE_OFFSET: usize = PRODUCER_EPOCH_OFFSET + 2;
-/// Offset of recordCount (i32).
-pub const RECORD_COUNT_OFFSET: usize = BASE_SEQUENCE_OFFSET + 4;
-/// Size of the v2 header: where the records start.
-pub const HEADER_LEN: usize = RECORD_COUNT_OFFSET + 4;
-/// The smallest legal `batchLength` of a v2 batch.
-pub const MIN_BATCH_LENGTH: i32 = (HEADER_LEN - LOG_OVERHEAD) as i32;
-/// The smallest legal size of a legacy (magic 0) message.
-pub const MIN_LEGACY_LENGTH: i32 = 14;
-
-const _: () = assert!(HEADER_LEN == 61 && PRODUCER_ID_OFFSET == 43 && CRC_OFFSET == 17);
-
-/// Attribute bits: compression codec.
-pub const COMPRESSION_MASK: i16 = 0x07;
-/// Attribute bit: timestamps are log-append time.
-pub const LOG_APPEND_TIME: i16 = 0x08;
-/// Attribute bit: part of a transaction.
-pub const TRANSACTIONAL: i16 = 0x10;
-/// Attribute bit: a control batch (transaction marker).
-pub const CONTROL: i16 = 0x20;
 
 /// The type of a control batch's single record.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -118,8 +78,8 @@ impl serde::Serialize for ControlType {
 }
 
 /// A zero-copy view of one complete magic-v2 batch: all of its bytes when
-/// walked from a buffer, or its first [`WINDOW`] bytes when walked from a
-/// [`HeaderView`] (everything but [`Batch::computed_crc`] reads within
+/// walked from a buffer, or its first `WINDOW` bytes when walked from a
+/// `HeaderView` (everything but [`Batch::computed_crc`] reads within
 /// them).
 #[derive(Debug, Clone, Copy)]
 pub struct Batch<'a> {
@@ -170,7 +130,7 @@ impl<'a> Batch<'a> {
     }
 
     /// The batch's bytes as walked: all of them from a buffer, its first
-    /// [`WINDOW`] (or fewer, if it is smaller) from a [`HeaderView`].
+    /// `WINDOW` (or fewer, if it is smaller) from a `HeaderView`.
     pub fn bytes(&self) -> &'a [u8] {
         self.bytes
     }
@@ -247,7 +207,7 @@ impl<'a> Batch<'a> {
         i32::from_be_bytes(be(self.bytes, RECORD_COUNT_OFFSET))
     }
     /// The records section, as stored (compressed or not): all of it for a
-    /// whole batch, its start for one walked from a [`HeaderView`].
+    /// whole batch, its start for one walked from a `HeaderView`.
     pub fn records(&self) -> &'a [u8] {
         self.bytes.get(HEADER_LEN..).unwrap_or_default()
     }
@@ -263,7 +223,7 @@ impl<'a> Batch<'a> {
     /// A control record is `length, attributes, timestampDelta, offsetDelta,
     /// keyLength, key = int16 version + int16 type, …`; only the key is read,
     /// which lies within the first [`CONTROL_KEY_READ`] bytes of the records
-    /// whatever they hold, so a [`HeaderView`]'s window gives the same answer
+    /// whatever they hold, so a `HeaderView`'s window gives the same answer
     /// as the whole batch. `offset` is the batch's position, for the error.
     // Out of line in the module, for the reason `Batches::next_entry` is.
     #[cfg_attr(not(target_family = "wasm"), inline)]

@@ -186,7 +186,7 @@ pub(crate) fn step(
 }
 
 /// Walks a buffer of concatenated batches, as a Fetch response returns them,
-/// or the same fetch through its gathered headers ([`HeaderView`]): one
+/// or the same fetch through its gathered headers (`HeaderView`): one
 /// step for both, so both see the same entries, errors and tail.
 ///
 /// Yields every complete entry; stops at a truncated trailing batch (normal
@@ -225,13 +225,15 @@ impl<'a> Batches<'a> {
         }
     }
 
-    /// A walker over a fetch's gathered headers (a truncated tail is
-    /// allowed unless `complete`). Its batches hold their windows only.
-    pub fn headers(view: &'a HeaderView<'_>, complete: bool) -> Batches<'a> {
-        Batches {
-            src: Source::Headers(view.gathered()),
-            complete,
-            ..Batches::new(&[])
+    broker_api! {
+        /// A walker over a fetch's gathered headers (a truncated tail is
+        /// allowed unless `complete`). Its batches hold their windows only.
+        pub fn headers(view: &'a HeaderView<'_>, complete: bool) -> Batches<'a> {
+            Batches {
+                src: Source::Headers(view.gathered()),
+                complete,
+                ..Batches::new(&[])
+            }
         }
     }
 

@@ -1,10 +1,11 @@
 const memory = arguments[0]; // WASM memory: its views are kept, and remade after a grow
 // The layouts and numbers it reads are the constants of src/js/layout.js,
 // which precede this body and are generated from their Rust definitions.
-// The fast path's room in WASM memory (src/js/fast.rs, `ROOM`): a function
-// making room for a number of bytes and returning its address, which is
-// kept while it is large enough (given only to the glue's builders).
-const makeRoom = arguments[1];
+// The fast path's entry points (src/js/fast.rs), given only to the glue's
+// builders by src/js/fast.js, which takes them off PidMapper: `room(n)`
+// makes room in WASM memory for n bytes and returns its address, kept while
+// it is large enough; the others are called on a mapper.
+const fast = arguments[1];
 let room = 0,
   roomSize = 0;
 const control = [null, "abort", "commit", "other"];
@@ -301,24 +302,24 @@ return {
     // A strict CRC check needs the records: never the windows.
     const slots = (flags & STRICT) === 0 ? slotsOf(bytes, length, false) : 0;
     if (mapper[lastSource] !== source) {
-      mapper.__fastSource(source);
+      fast.source.call(mapper, source);
       mapper[lastSource] = source;
     }
     const need = slots > 0 ? slots * SLOT_BYTES : length;
     if (need > roomSize) {
-      room = makeRoom(need);
+      room = fast.room(need);
       roomSize = need;
     }
     const from = room;
     views();
     let done;
     if (slots > 0) {
-      done = mapper.__fastRewriteHeaders(now, length, gather(bytes, length, from, slots), flags); // a freed mapper throws here
+      done = fast.rewriteHeaders.call(mapper, now, length, gather(bytes, length, from, slots), flags); // a freed mapper throws here
     } else {
       setBytes.call(u8, bytes, from);
-      done = mapper.__fastRewrite(now, length, flags); // and here
+      done = fast.rewrite.call(mapper, now, length, flags); // and here
     }
-    if (done === 0) mapper.__fastError(); // throws the rewrite's error
+    if (done === 0) fast.error.call(mapper); // throws the rewrite's error
     const info = done >>> 2;
     views(); // memory may have grown
     let words = i32;
@@ -328,7 +329,7 @@ return {
       noted = words[info + INFO_NOTED] >>> 0;
     let records;
     if (words[info + INFO_RECORDS] !== 0) {
-      records = mapper.__fastRecords();
+      records = fast.records.call(mapper);
       views(); // and again while the records were made
       words = i32;
     }

@@ -3,12 +3,30 @@
 // glue's own; its Rust half is src/js/fast.rs. The glue's method stays as
 // the checked path, which takes every call the fast path does not
 // (`inPlace` in src/js/builders.js) and words every error.
+// The Rust half's entry points are taken off PidMapper here, so that no
+// caller reaches them but this path.
 {
-  const checked = PidMapper.prototype.rewriteBatchesInPlace;
+  const proto = PidMapper.prototype;
+  const checked = proto.rewriteBatchesInPlace;
+  const fast = {
+    source: proto.__fastSource,
+    rewrite: proto.__fastRewrite,
+    rewriteHeaders: proto.__fastRewriteHeaders,
+    error: proto.__fastError,
+    records: proto.__fastRecords,
+    room: PidMapper.__fastRoom,
+  };
+  for (const [name, f] of Object.entries(fast)) {
+    if (typeof f !== "function") throw new Error(`mirrorpid: the glue has no fast entry point ${name}`);
+  }
+  for (const name of ["__fastSource", "__fastRewrite", "__fastRewriteHeaders", "__fastError", "__fastRecords"]) {
+    delete proto[name];
+  }
+  delete PidMapper.__fastRoom;
   let builders = null;
-  PidMapper.prototype.rewriteBatchesInPlace = function rewriteBatchesInPlace(sourceClusterId, bytes, nowMs, options) {
+  proto.rewriteBatchesInPlace = function rewriteBatchesInPlace(sourceClusterId, bytes, nowMs, options) {
     if (!(this instanceof PidMapper)) return checked.call(this, sourceClusterId, bytes, nowMs, options);
-    builders ??= mirrorpidBuilders(wasm.memory, PidMapper.__fastRoom);
+    builders ??= mirrorpidBuilders(wasm.memory, fast);
     return builders.inPlace(this, checked, sourceClusterId, bytes, nowMs, options);
   };
 }

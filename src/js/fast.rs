@@ -1,5 +1,6 @@
 //! The Rust half of `rewriteBatchesInPlace`'s fast path (`fast.js`, the
-//! JS half, is added to the generated glue by `scripts/finish-glue.py`).
+//! JS half, is added to the generated glue by `scripts/finish-glue.py`,
+//! and takes these entry points off `PidMapper` for itself alone).
 //!
 //! A call from JS into WebAssembly is cheap when its arguments are
 //! numbers; every JS value passed, and every call back into JS for a

@@ -14,16 +14,18 @@ static SEED: AtomicU64 = AtomicU64::new(0);
 /// Tables made so far: each gets its own keys from the seed.
 static TABLES: AtomicU64 = AtomicU64::new(0);
 
-/// Seeds the hash keys of every mapper made or restored after this call.
-///
-/// Natively the keys already come from the operating system's randomness
-/// (as `std`'s `HashMap` does), and the seed is mixed in. A WebAssembly
-/// instance has no randomness of its own: its host passes 64 random bits
-/// here once (`mp_hash_seed` in the broker ABI; the JS package does it from
-/// `Math.random` itself). Without a seed the keys are fixed, and a source
-/// that knows them could slow lookups down (never change a result).
-pub fn seed_hashing(seed: u64) {
-    SEED.store(splitmix(seed ^ 0x6a09_e667_f3bc_c908), Ordering::Relaxed);
+broker_api! {
+    /// Seeds the hash keys of every mapper made or restored after this call.
+    ///
+    /// Natively the keys already come from the operating system's randomness
+    /// (as `std`'s `HashMap` does), and the seed is mixed in. A WebAssembly
+    /// instance has no randomness of its own: its host passes 64 random bits
+    /// here once (`mp_hash_seed` in the broker ABI; the JS package does it from
+    /// `Math.random` itself). Without a seed the keys are fixed, and a source
+    /// that knows them could slow lookups down (never change a result).
+    pub fn seed_hashing(seed: u64) {
+        SEED.store(splitmix(seed ^ 0x6a09_e667_f3bc_c908), Ordering::Relaxed);
+    }
 }
 
 /// SplitMix64's finaliser: every input bit reaches every output bit.

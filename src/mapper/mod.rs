@@ -45,11 +45,14 @@ pub use config::{
     Durability, MapperConfig, Origins, DEFAULT_MAX_BINDINGS, DEFAULT_MAX_CLUSTERS,
     DEFAULT_MAX_CLUSTER_ID_BYTES, DEFAULT_PRODUCER_EXPIRATION_MS, MAX_MAX_BINDINGS,
 };
+#[cfg(feature = "broker")]
+pub use keyed::seed_hashing;
+#[cfg(all(feature = "js", not(feature = "broker")))]
+pub(crate) use keyed::seed_hashing;
 pub use outcome::{BindingView, Collision, LoadOutcome, MapOutcome};
 pub(crate) use sort::{heapsort, heapsort_by};
 pub use source::{KnownSource, Source, SourceCluster};
 use stage::{Savepoint, Stage};
-pub use table::seed_hashing;
 pub(crate) use table::{Binding, Table, Wire, RECORDED, TXN_OPEN, UNKNOWN_LAST_SEEN};
 use trust::Trust;
 

@@ -12,7 +12,7 @@
 //! made only at [`Rewrite::commit`], after the host has persisted what the
 //! call returned. A [`Rewrite`] dropped before that changes nothing, the
 //! fetch included. The fetch is its bytes or its gathered headers
-//! ([`HeaderView`]); the walk is the same for both.
+//! (`HeaderView`, feature `broker`); the walk is the same for both.
 
 mod walk;
 
@@ -171,45 +171,47 @@ impl<'a> Call<'a> {
         })
     }
 
-    /// [`Call::rewrite`] on a fetch seen through its gathered headers: the
-    /// same checks, mappings, records and outcomes as on the whole fetch,
-    /// each changed batch's new producer ID and CRC written into its slot
-    /// (and the slot marked changed, every other slot unchanged) at
-    /// commit. The records are never needed, so a host with the fetch in
-    /// its own memory copies 112 bytes a batch whatever the batches' size.
-    ///
-    /// `options.strict_crc` needs the records, so it is refused
-    /// ([`crate::Error::InvalidInput`]): verify CRCs where the records are
-    /// (Kafka's `RecordBatch.ensureValid()`).
-    #[inline(always)]
-    pub fn rewrite_headers<'s>(
-        self,
-        source_cluster_id: impl Into<Source<'s>>,
-        view: &'a mut HeaderView<'a>,
-        options: RewriteOptions,
-    ) -> Result<Rewrite<'a>> {
-        let mut call = self;
-        let (source, cluster) = call.source(source_cluster_id.into())?;
-        if options.strict_crc {
-            return Err(crate::Error::invalid(
-                "strict CRC needs the records: a header view holds none",
-            ));
-        }
-        let (entries, complete) = (view.gathered(), options.complete);
-        // The walk is a function of its own (`walk::walk_headers`), one
-        // copy noting outcomes and one not; with no slot there is nothing
-        // for it to find.
-        match (entries.slots(), options.outcomes) {
-            (0, _) => {}
-            (_, true) => walk::walk_headers::<true>(&mut call, source, cluster, entries, complete)?,
-            (_, false) => {
-                walk::walk_headers::<false>(&mut call, source, cluster, entries, complete)?
+    broker_api! {
+        /// [`Call::rewrite`] on a fetch seen through its gathered headers: the
+        /// same checks, mappings, records and outcomes as on the whole fetch,
+        /// each changed batch's new producer ID and CRC written into its slot
+        /// (and the slot marked changed, every other slot unchanged) at
+        /// commit. The records are never needed, so a host with the fetch in
+        /// its own memory copies 112 bytes a batch whatever the batches' size.
+        ///
+        /// `options.strict_crc` needs the records, so it is refused
+        /// ([`crate::Error::InvalidInput`]): verify CRCs where the records are
+        /// (Kafka's `RecordBatch.ensureValid()`).
+        #[inline(always)]
+        pub fn rewrite_headers<'s>(
+            self,
+            source_cluster_id: impl Into<Source<'s>>,
+            view: &'a mut HeaderView<'a>,
+            options: RewriteOptions,
+        ) -> Result<Rewrite<'a>> {
+            let mut call = self;
+            let (source, cluster) = call.source(source_cluster_id.into())?;
+            if options.strict_crc {
+                return Err(crate::Error::invalid(
+                    "strict CRC needs the records: a header view holds none",
+                ));
             }
+            let (entries, complete) = (view.gathered(), options.complete);
+            // The walk is a function of its own (`walk::walk_headers`), one
+            // copy noting outcomes and one not; with no slot there is nothing
+            // for it to find.
+            match (entries.slots(), options.outcomes) {
+                (0, _) => {}
+                (_, true) => walk::walk_headers::<true>(&mut call, source, cluster, entries, complete)?,
+                (_, false) => {
+                    walk::walk_headers::<false>(&mut call, source, cluster, entries, complete)?
+                }
+            }
+            Ok(Rewrite {
+                call,
+                target: Target::Headers(view),
+            })
         }
-        Ok(Rewrite {
-            call,
-            target: Target::Headers(view),
-        })
     }
 }
 
@@ -232,19 +234,21 @@ impl Mapper {
             .commit())
     }
 
-    /// [`Mapper::rewrite`] on a fetch seen through its gathered headers
-    /// ([`Call::rewrite_headers`]).
-    pub fn rewrite_headers<'v>(
-        &mut self,
-        source_cluster_id: &str,
-        view: &mut HeaderView<'v>,
-        now_ms: i64,
-        options: RewriteOptions,
-    ) -> Result<RewriteResult> {
-        let mut view = view.reborrow();
-        let rewrite = self
-            .begin(now_ms)
-            .rewrite_headers(source_cluster_id, &mut view, options)?;
-        Ok(rewrite.commit())
+    broker_api! {
+        /// [`Mapper::rewrite`] on a fetch seen through its gathered headers
+        /// ([`Call::rewrite_headers`]).
+        pub fn rewrite_headers<'v>(
+            &mut self,
+            source_cluster_id: &str,
+            view: &mut HeaderView<'v>,
+            now_ms: i64,
+            options: RewriteOptions,
+        ) -> Result<RewriteResult> {
+            let mut view = view.reborrow();
+            let rewrite = self
+                .begin(now_ms)
+                .rewrite_headers(source_cluster_id, &mut view, options)?;
+            Ok(rewrite.commit())
+        }
     }
 }

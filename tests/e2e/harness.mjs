@@ -133,3 +133,39 @@ export async function openAt(env, hash, viewport) {
   await ready(page);
   return page;
 }
+
+/**
+ * Counts, from now on, the calls of the exports named in `names` of every
+ * WebAssembly instance this process (or page, through `addInitScript`)
+ * makes: an instance's `exports` read as a copy whose named functions count
+ * into the object returned (also `globalThis.exportCalls`). The package is
+ * untouched; a name no instance exports keeps its count at 0. Serialisable:
+ * it reads nothing but its argument and globals.
+ */
+export function countExportCalls(names) {
+  const calls = Object.fromEntries(names.map((name) => [name, 0]));
+  const proto = WebAssembly.Instance.prototype;
+  const exportsOf = Object.getOwnPropertyDescriptor(proto, "exports").get;
+  const copies = new WeakMap();
+  Object.defineProperty(proto, "exports", {
+    configurable: true,
+    get() {
+      if (!copies.has(this)) {
+        const real = exportsOf.call(this);
+        const copy = { ...real };
+        for (const name of names) {
+          const f = real[name];
+          if (typeof f !== "function") continue;
+          copy[name] = function (...args) {
+            calls[name] += 1;
+            return f.apply(this, args);
+          };
+        }
+        copies.set(this, copy);
+      }
+      return copies.get(this);
+    },
+  });
+  globalThis.exportCalls = calls;
+  return calls;
+}

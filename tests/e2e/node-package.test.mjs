@@ -163,6 +163,10 @@ test("rewriteBatchesInPlace's fast path: shared room, a freed mapper, a foreign 
     (e) => /^BadHandle/.test(e.message),
   );
   assert.deepEqual(b.snapshot(), state);
+  // The fast path's entry points are its own: no method, static or own
+  // property of a mapper reaches them.
+  const reachable = (o) => Object.getOwnPropertyNames(o).filter((k) => /fast/i.test(k));
+  assert.deepEqual([m.PidMapper.prototype, m.PidMapper, b, m].flatMap(reachable), []);
   // An Int16Array whose prototype says Uint8Array: its bytes are rewritten,
   // as the checked path reads them, not its 16-bit elements.
   const odd = new Int16Array(fetchOf(4n).buffer);

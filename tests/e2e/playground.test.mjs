@@ -3,7 +3,7 @@
 // Screenshots go to tests/e2e/screenshots/ (git-ignored).
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { playground, ready, shots } from "./harness.mjs";
+import { countExportCalls, playground, ready, shots } from "./harness.mjs";
 
 const env = playground();
 
@@ -218,6 +218,10 @@ test("rewriteBatchesInPlace's fast path in the browser answers as rewriteBatches
   // path copies two small batches whole and two of 16 KiB as their header
   // windows.
   const page = await env.page();
+  // The fast path's two ways into the module, counted from before the page
+  // instantiates it.
+  const ways = ["pidmapper___fastRewrite", "pidmapper___fastRewriteHeaders"];
+  await page.addInitScript(countExportCalls, ways);
   await page.goto(env.base);
   await ready(page);
   const out = await page.evaluate(async () => {
@@ -239,16 +243,7 @@ test("rewriteBatchesInPlace's fast path in the browser answers as rewriteBatches
       records: r.records.length,
     });
     const topic = "bxw7Kp1OS3-KHC0-T1prfA";
-    // The fast path's two ways into the module, counted.
-    const calls = { __fastRewrite: 0, __fastRewriteHeaders: 0 };
-    const originals = {};
-    for (const name of Object.keys(calls)) {
-      originals[name] = m.PidMapper.prototype[name];
-      m.PidMapper.prototype[name] = function (...args) {
-        calls[name] += 1;
-        return originals[name].apply(this, args);
-      };
-    }
+    const before = { ...globalThis.exportCalls };
     const sizes = [];
     for (const size of [61, 16 << 10]) {
       const input = fetchOf(size);
@@ -265,14 +260,17 @@ test("rewriteBatchesInPlace's fast path in the browser answers as rewriteBatches
       }
       sizes.push({ input: hex(input), expected: seen(expected, expected.bytes), runs });
     }
-    Object.assign(m.PidMapper.prototype, originals);
-    return { sizes, calls };
+    const calls = {};
+    for (const [name, n] of Object.entries(globalThis.exportCalls)) calls[name] = n - before[name];
+    const hidden = ["__fastRewrite", "__fastSource", "__fastError"].filter((k) => k in m.PidMapper.prototype);
+    return { sizes, calls, hidden };
   });
   assert.deepEqual(
     out.calls,
-    { __fastRewrite: 2, __fastRewriteHeaders: 2 },
+    { pidmapper___fastRewrite: 2, pidmapper___fastRewriteHeaders: 2 },
     "null and plain options take the fast path, a decimal-string time does not",
   );
+  assert.deepEqual(out.hidden, [], "the fast path's entry points are not methods of PidMapper");
   for (const size of out.sizes) {
     assert.notEqual(size.expected.bytes, size.input, "the batches were rewritten");
     assert.equal(size.expected.records, 2);

@@ -19,7 +19,6 @@ mod clusters;
 
 use super::chunked::Chunked;
 use super::index::Index;
-pub use super::keyed::seed_hashing;
 use super::keyed::{identity_hash, mapped_hash, name_hash, same_name, Keys};
 use super::source::{Found, Source};
 

@@ -158,13 +158,13 @@ public final class InstructionCount {
 
     /** The header slots of {@code fetch}'s {@code batches} batches, as {@code docs/ABI.md}'s gathering loop makes them. */
     private static byte[] slots(ByteBuffer fetch, int batches) {
-        ByteBuffer slots = ByteBuffer.allocate(batches * 120);
+        ByteBuffer slots = ByteBuffer.allocate(batches * Slots.SLOT_BYTES);
         int pos = 0;
         for (int i = 0; i < batches; i++) {
-            int n = Math.min(112, fetch.limit() - pos);
-            slots.put(i * 120, fetch, pos, n);
-            slots.putInt(i * 120 + 112, n);
-            pos += 12 + fetch.getInt(pos + 8);
+            int n = Math.min(Slots.WINDOW, fetch.limit() - pos);
+            slots.put(i * Slots.SLOT_BYTES, fetch, pos, n);
+            slots.putInt(i * Slots.SLOT_BYTES + Slots.SLOT_LEN_OFFSET, n);
+            pos += Slots.LOG_OVERHEAD + fetch.getInt(pos + Slots.LENGTH_OFFSET);
         }
         return slots.array();
     }
