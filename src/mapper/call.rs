@@ -177,6 +177,12 @@ impl<'a> Call<'a> {
         Ok((checked, self.m.table.find_source(source)))
     }
 
+    /// [`Table::warm`] for a walk of `n` batches.
+    #[inline(always)]
+    pub(crate) fn warm(&self, n: usize) {
+        self.m.table.warm(n);
+    }
+
     /// The position of the binding of (`cluster`, `pid`), if bound: the
     /// batch path's keyed lookup.
     #[inline(always)]

@@ -74,6 +74,13 @@ impl Index {
         Ok(())
     }
 
+    /// The first and last slots, combined: reading them brings the index
+    /// of a small table into the cache.
+    #[inline(always)]
+    pub(super) fn ends(&self) -> u32 {
+        self.slots.first().copied().unwrap_or(0) ^ self.slots.last().copied().unwrap_or(0)
+    }
+
     /// The first `Some` that `f` makes of a position under `hash`.
     #[inline(always)]
     pub(super) fn find_map<T>(&self, hash: u64, mut f: impl FnMut(u32) -> Option<T>) -> Option<T> {

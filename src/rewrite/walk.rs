@@ -289,6 +289,10 @@ pub(super) fn walk_headers<const OUTCOMES: bool>(
         complete,
         outcomes: OUTCOMES,
     };
+    // A fetch of one batch makes one lookup: nothing to read at once.
+    if entries.slots() > 1 {
+        call.warm(entries.slots());
+    }
     walk(call, source, cluster, entries, options)
 }
 
