@@ -18,7 +18,7 @@ import org.apache.kafka.common.record.internal.MemoryRecords;
  * mirrored producer a PID of its own ({@code docs/DESIGN.md}).
  *
  * <p>A fetch from a source cluster is rewritten <b>in place</b> in the caller's buffer: the
- * module is given each batch's first 112 bytes (its header, and a control batch's marker) and
+ * module is given each batch's header window (its header, and a control batch's marker) and
  * gives back the 12 bytes that change (the producer ID and the CRC, patched without reading the
  * records), so the cost does not depend on the batches' size and the records are never copied.
  *
