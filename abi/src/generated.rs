@@ -166,22 +166,15 @@ fn abi_java() -> String {
     )
 }
 
+/// Each generated file is what its Rust definitions write.
 #[test]
-fn abi_java_is_what_rust_defines() {
-    let file = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(PATH);
-    mirrorpid_test_support::generated::write_or_check(
-        &file,
-        PATH.trim_start_matches("../"),
-        &abi_java(),
-    );
-}
-
-#[test]
-fn slots_java_is_what_rust_defines() {
-    let file = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(SLOTS_PATH);
-    mirrorpid_test_support::generated::write_or_check(
-        &file,
-        SLOTS_PATH.trim_start_matches("../"),
-        &slots_java(),
-    );
+fn the_java_files_are_what_rust_defines() {
+    for (path, text) in [(PATH, abi_java()), (SLOTS_PATH, slots_java())] {
+        let file = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(path);
+        mirrorpid_test_support::generated::write_or_check(
+            &file,
+            path.trim_start_matches("../"),
+            &text,
+        );
+    }
 }
