@@ -16,8 +16,9 @@
 #                                   ten producers on one MirrorPid (two instances),
 #                                   NATIVE and COMPILER: a fetch of ten batches
 #                                   round-robin over them on one thread and on two,
-#                                   becoming leader (new, or restored), and
-#                                   PartitionMemory's bytes per partition
+#                                   becoming leader (new, or restored),
+#                                   PartitionMemory's bytes per partition, and
+#                                   LoopMemory's (the mirror kit's, beside verbatim)
 #   scripts/bench-jvm.sh count [--one-producer] [--bytes] [BATCHES...]
 #                                   no timing: the WebAssembly instructions one
 #                                   rewrite runs, by function (InstructionCount)
@@ -60,7 +61,12 @@ case "${1:-}" in
       java -Xms4g -Xmx4g -XX:+AlwaysPreTouch -cp "$cp" dev.mirrorpid.bench.PartitionMemory "$mode" 10000 \
         | tail -1 > "$out/memory-$mode.json"
     done
-    python3 scripts/perf-doc.py collect partitions "$out"/memory-*.json
+    log "memory: 1,000 partitions through MirrorLoop, beside 1,000 mirrored verbatim"
+    for mode in NATIVE COMPILER; do
+      java -Xms4g -Xmx4g -XX:+AlwaysPreTouch -cp "$cp" dev.mirrorpid.bench.LoopMemory "$mode" 1000 \
+        | tail -1 > "$out/loops-$mode.json"
+    done
+    python3 scripts/perf-doc.py collect partitions "$out"/memory-*.json "$out"/loops-*.json
     ;;
   mirror)
     shift
