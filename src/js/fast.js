@@ -8,21 +8,22 @@
 {
   const proto = PidMapper.prototype;
   const checked = proto.rewriteBatchesInPlace;
-  const fast = {
-    source: proto.__fastSource,
-    rewrite: proto.__fastRewrite,
-    rewriteHeaders: proto.__fastRewriteHeaders,
-    error: proto.__fastError,
-    records: proto.__fastRecords,
-    room: PidMapper.__fastRoom,
+  // Each entry point by the name the glue gives it, on the prototype or
+  // (`room`, which needs no mapper) on the class.
+  const names = {
+    source: [proto, "__fastSource"],
+    rewrite: [proto, "__fastRewrite"],
+    rewriteHeaders: [proto, "__fastRewriteHeaders"],
+    error: [proto, "__fastError"],
+    records: [proto, "__fastRecords"],
+    room: [PidMapper, "__fastRoom"],
   };
-  for (const [name, f] of Object.entries(fast)) {
-    if (typeof f !== "function") throw new Error(`mirrorpid: the glue has no fast entry point ${name}`);
+  const fast = {};
+  for (const [key, [owner, name]] of Object.entries(names)) {
+    if (typeof owner[name] !== "function") throw new Error(`mirrorpid: the glue has no fast entry point ${name}`);
+    fast[key] = owner[name];
+    delete owner[name];
   }
-  for (const name of ["__fastSource", "__fastRewrite", "__fastRewriteHeaders", "__fastError", "__fastRecords"]) {
-    delete proto[name];
-  }
-  delete PidMapper.__fastRoom;
   let builders = null;
   proto.rewriteBatchesInPlace = function rewriteBatchesInPlace(sourceClusterId, bytes, nowMs, options) {
     if (!(this instanceof PidMapper)) return checked.call(this, sourceClusterId, bytes, nowMs, options);
